@@ -19,4 +19,10 @@ size_t cuda_runtime_build_version();
 // Description of CUDA devices for `odnn info`.
 std::string cuda_describe_devices();
 
+enum class CudaCopy { host_to_device, device_to_host, device_to_device };
+// Stream-ordered copies; device_to_host waits for the copy to finish.
+Status cuda_memcpy(void* dst, const void* src, size_t bytes, CudaCopy kind, cudaStream_t stream);
+Status cuda_memset(void* dst, int value, size_t bytes, cudaStream_t stream);
+Status cuda_stream_synchronize(cudaStream_t stream);
+
 }  // namespace odnn::core

@@ -12,4 +12,12 @@ int cuda_current_device() { return -1; }
 size_t cuda_runtime_build_version() { return 0; }
 std::string cuda_describe_devices() { return "none (built without CUDA)"; }
 
+namespace {
+Status no_cuda() { return Status(CUDNN_STATUS_NOT_SUPPORTED, "odnn was built without CUDA"); }
+}  // namespace
+
+Status cuda_memcpy(void*, const void*, size_t, CudaCopy, cudaStream_t) { return no_cuda(); }
+Status cuda_memset(void*, int, size_t, cudaStream_t) { return no_cuda(); }
+Status cuda_stream_synchronize(cudaStream_t) { return no_cuda(); }
+
 }  // namespace odnn::core

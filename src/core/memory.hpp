@@ -1,0 +1,17 @@
+// Moving bytes between the host and the memory a handle's data pointers live in
+// (host memory on the CPU backend, device memory on CUDA, on the handle's stream).
+#pragma once
+
+#include <cstddef>
+
+#include "core/handle.hpp"
+
+namespace odnn::core {
+
+Status copy_from_host(const Handle& h, void* dst, const void* src, size_t bytes);
+Status copy_to_host(const Handle& h, void* dst, const void* src, size_t bytes);
+Status fill_bytes(const Handle& h, void* dst, int value, size_t bytes);
+// Waits for work queued on the handle's stream (no-op on the CPU backend).
+Status synchronize(const Handle& h);
+
+}  // namespace odnn::core
