@@ -7,13 +7,15 @@ namespace odnn::core {
 Status set_conv_nd(ConvDesc& c, int array_length, const int* pads, const int* strides, const int* dilations,
                    cudnnConvolutionMode_t mode, cudnnDataType_t compute_type) {
     ODNN_REQUIRE_PARAM(pads && strides && dilations, "padA, filterStrideA and dilationA must not be NULL");
-    ODNN_REQUIRE_PARAM(array_length > 0, "arrayLength = %d must be positive", array_length);
+    ODNN_REQUIRE_PARAM(array_length >= 0, "arrayLength = %d is negative", array_length);
     ODNN_REQUIRE_SUPPORTED(array_length <= kMaxConvSpatialDims, "arrayLength = %d exceeds %d spatial dimensions",
                            array_length, kMaxConvSpatialDims);
     ODNN_REQUIRE_PARAM(mode == CUDNN_CONVOLUTION || mode == CUDNN_CROSS_CORRELATION,
                        "mode %d is not a cudnnConvolutionMode_t value", static_cast<int>(mode));
-    ODNN_REQUIRE_PARAM(dtype_is_known(compute_type), "computeType %d is not a cudnnDataType_t value",
-                       static_cast<int>(compute_type));
+    // Accumulation types cuDNN accepts for legacy convolutions.
+    ODNN_REQUIRE_PARAM(compute_type == CUDNN_DATA_FLOAT || compute_type == CUDNN_DATA_DOUBLE ||
+                           compute_type == CUDNN_DATA_HALF || compute_type == CUDNN_DATA_INT32,
+                       "computeType %d is not FLOAT, DOUBLE, HALF or INT32", static_cast<int>(compute_type));
     for (int i = 0; i < array_length; ++i) {
         ODNN_REQUIRE_PARAM(pads[i] >= 0, "padA[%d] = %d must not be negative", i, pads[i]);
         ODNN_REQUIRE_PARAM(strides[i] > 0, "filterStrideA[%d] = %d must be positive", i, strides[i]);
@@ -63,13 +65,11 @@ Status conv_forward_output_dims(const ConvDesc& c, const TensorDesc& x, const Fi
     ODNN_REQUIRE_PARAM(x.nb_dims == c.nb_spatial + 2,
                        "the tensors have %d dims but the convolution descriptor has %d spatial dims (expects %d)",
                        x.nb_dims, c.nb_spatial, c.nb_spatial + 2);
-    ODNN_REQUIRE_PARAM(nb_dims_out >= x.nb_dims, "nbDims = %d is smaller than the tensors' %d dims", nb_dims_out,
-                       x.nb_dims);
+    ODNN_REQUIRE_PARAM(nb_dims_out >= 0 && nb_dims_out <= x.nb_dims,
+                       "nbDims = %d is outside [0, %d] (the input tensor's rank)", nb_dims_out, x.nb_dims);
     ODNN_REQUIRE_PARAM(x.dims[1] == w.dims[1] * c.group_count,
                        "input channels (%lld) != filter channels (%lld) x groupCount (%d)",
                        static_cast<long long>(x.dims[1]), static_cast<long long>(w.dims[1]), c.group_count);
-    ODNN_REQUIRE_PARAM(w.dims[0] % c.group_count == 0, "filter count K = %lld is not divisible by groupCount = %d",
-                       static_cast<long long>(w.dims[0]), c.group_count);
     int64_t out[kDimMax];
     out[0] = x.dims[0];
     out[1] = w.dims[0];
@@ -82,7 +82,7 @@ Status conv_forward_output_dims(const ConvDesc& c, const TensorDesc& x, const Fi
                            static_cast<long long>(in), c.pads[i], static_cast<long long>(extent));
         out[i + 2] = 1 + (padded - extent) / c.strides[i];
     }
-    for (int i = 0; i < x.nb_dims; ++i) out_dims[i] = static_cast<int>(out[i]);
+    for (int i = 0; i < nb_dims_out; ++i) out_dims[i] = static_cast<int>(out[i]);
     return Status::ok();
 }
 

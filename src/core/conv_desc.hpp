@@ -17,7 +17,7 @@ struct ConvDesc {
     int pads[kMaxConvSpatialDims] = {};
     int strides[kMaxConvSpatialDims] = {};
     int dilations[kMaxConvSpatialDims] = {};
-    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    cudnnConvolutionMode_t mode = CUDNN_CONVOLUTION;  // cuDNN's default
     cudnnDataType_t compute_type = CUDNN_DATA_FLOAT;
     int group_count = 1;
     cudnnMathType_t math_type = CUDNN_DEFAULT_MATH;
