@@ -19,5 +19,6 @@ Status no_cuda() { return Status(CUDNN_STATUS_NOT_SUPPORTED, "odnn was built wit
 Status cuda_memcpy(void*, const void*, size_t, CudaCopy, cudaStream_t) { return no_cuda(); }
 Status cuda_memset(void*, int, size_t, cudaStream_t) { return no_cuda(); }
 Status cuda_stream_synchronize(cudaStream_t) { return no_cuda(); }
+Status cuda_check_launch(const char*) { return no_cuda(); }
 
 }  // namespace odnn::core

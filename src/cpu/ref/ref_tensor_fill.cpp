@@ -21,12 +21,7 @@ public:
         const int64_t n = y.num_elements();
         const int bits = core::dtype_bits(y.dtype);
         unsigned char* base = static_cast<unsigned char*>(p.y_data);
-        if (bits < 8) {  // 4-bit types: read-modify-write, sequentially
-            const double v = core::load_elem(p.value, 0, y.dtype);
-            for (int64_t i = 0; i < n; ++i)
-                core::store_elem(base, core::strided_offset(i, y.nb_dims, y.dims, y.strides), y.dtype, v);
-            return Status::ok();
-        }
+        // Legacy tensor descriptors hold whole-byte types only (FLOAT .. BFLOAT16).
         const size_t bytes = static_cast<size_t>(bits / 8);
 #pragma omp parallel for schedule(static) if (n > 65536)
         for (int64_t i = 0; i < n; ++i) {
