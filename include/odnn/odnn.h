@@ -21,13 +21,18 @@ const char *odnnGetVersionString(void);
 /* Build facts, one "key=value" per line (backends, CUDA version, architectures). */
 const char *odnnGetBuildInfo(void);
 
+/* CUDA devices this build can use, one line each (or why there are none). */
+const char *odnnGetDeviceInfo(void);
+
 /* The cuDNN API this library exports: count, then one entry per index. */
 int odnnGetApiCount(void);
 
 typedef struct odnnApiEntry {
     const char *name;       /* e.g. "cudnnConvolutionForward" */
     const char *sublibrary; /* "graph", "ops", "cnn" or "adv" */
-    int implemented;        /* 0: returns CUDNN_STATUS_NOT_SUPPORTED */
+    int implemented;        /* 0: returns CUDNN_STATUS_NOT_SUPPORTED on every backend */
+    int cpu;                /* 1: works on the CPU backend */
+    int cuda;               /* 1: works on the CUDA backend (in a build with CUDA) */
 } odnnApiEntry;
 
 /* Fills *entry for 0 <= index < odnnGetApiCount(); BAD_PARAM otherwise. */

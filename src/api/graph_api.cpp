@@ -5,6 +5,7 @@
 
 #include "api/api_common.hpp"
 #include "api/api_table.hpp"
+#include "api/backend_support.hpp"
 #include "core/cuda_runtime.hpp"
 #include "core/handle.hpp"
 #include "odnn/odnn.h"
@@ -155,6 +156,15 @@ const char* odnnGetBuildInfo(void) {
     return info.c_str();
 }
 
+const char* odnnGetDeviceInfo(void) {
+    static const std::string info = [] {
+        std::string d = odnn::core::cuda_describe_devices();
+        if (!d.empty() && d.back() != '\n') d += "\n";
+        return d;
+    }();
+    return info.c_str();
+}
+
 int odnnGetApiCount(void) { return odnn::api::kApiCount; }
 
 cudnnStatus_t odnnGetApiEntry(int index, odnnApiEntry* entry) {
@@ -166,6 +176,10 @@ cudnnStatus_t odnnGetApiEntry(int index, odnnApiEntry* entry) {
         entry->name = e.name;
         entry->sublibrary = e.sublibrary;
         entry->implemented = e.implemented() ? 1 : 0;
+        bool cpu = false, cuda = false;
+        if (e.implemented()) odnn::api::backend_support(e.name, &cpu, &cuda);
+        entry->cpu = cpu ? 1 : 0;
+        entry->cuda = cuda ? 1 : 0;
         return Status::ok();
     });
 }

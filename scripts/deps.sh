@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing odnn needs, where it is missing (Debian/Ubuntu).
+set -euo pipefail
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v g++ >/dev/null || need+=(g++)
+command -v python3 >/dev/null || need+=(python3)
+[ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+[ -f /usr/include/gmock/gmock.h ] || need+=(libgmock-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "deps: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq "${need[@]}"
+fi
+cmake_version=$(cmake --version | head -1 | awk '{print $3}')
+if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -1)" != "3.25" ]; then
+  echo "deps: CMake $cmake_version is older than 3.25; installing a newer one from PyPI"
+  python3 -m pip install -q 'cmake>=3.25'
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The GPU machine's recipe: build odnn with CUDA (Ninja, all cores), run the
+# gpu-labelled tests and the CPU suite against the CUDA build, write logs to $OUT
+# (or ./gpu-logs). Usage: scripts/gpu-check.sh [extra ctest -R regex]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-$PWD/gpu-logs}"
+mkdir -p "$out"
+build=build-gpu
+archs="${ODNN_CUDA_ARCHS:-90a}"
+jobs=$(nproc)
+
+{
+  echo "== machine"; date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
+  nvcc --version | tail -2; cmake --version | head -1
+} > "$out/machine.txt" 2>&1
+
+start=$(date +%s)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DODNN_WITH_CUDA=ON \
+      -DODNN_CUDA_ARCHS="$archs" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+ninja -C "$build" -j "$jobs" > "$out/build.log" 2>&1 || { grep -E 'error|FAILED' "$out/build.log" | head -40; exit 1; }
+echo "build: $(( $(date +%s) - start )) s (archs $archs)" | tee -a "$out/machine.txt"
+
+status=0
+ctest --test-dir "$build" -L gpu --output-on-failure ${1:+-R "$1"} > "$out/ctest-gpu.log" 2>&1 || status=1
+tail -15 "$out/ctest-gpu.log"
+ctest --test-dir "$build" -L cpu -j "$jobs" --output-on-failure > "$out/ctest-cpu.log" 2>&1 || status=1
+tail -5 "$out/ctest-cpu.log"
+exit $status

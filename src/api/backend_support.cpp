@@ -1,0 +1,40 @@
+#include "api/backend_support.hpp"
+
+#include <cstring>
+
+#include "core/cuda_runtime.hpp"
+#include "core/impl_registry.hpp"
+#include "core/ops.hpp"
+
+namespace odnn::api {
+
+namespace {
+
+template <class Problem>
+void from_registry(bool* cpu, bool* cuda) {
+    auto& r = core::ImplRegistry<Problem>::get();
+    *cpu = !r.list(core::BackendKind::cpu).empty();
+    *cuda = core::cuda_compiled() && !r.list(core::BackendKind::cuda).empty();
+}
+
+struct OpEntry {
+    const char* name;
+    void (*support)(bool*, bool*);
+};
+
+// One line per API function that runs an operation through the registry.
+const OpEntry kOps[] = {
+    {"cudnnSetTensor", from_registry<core::SetTensorProblem>},
+    {"cudnnScaleTensor", from_registry<core::ScaleTensorProblem>},
+};
+
+}  // namespace
+
+void backend_support(const char* name, bool* cpu, bool* cuda) {
+    for (const OpEntry& e : kOps)
+        if (std::strcmp(e.name, name) == 0) return e.support(cpu, cuda);
+    *cpu = true;
+    *cuda = core::cuda_compiled();
+}
+
+}  // namespace odnn::api

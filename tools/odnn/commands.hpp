@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace odnn_tool {
+
+using Args = std::vector<std::string>;
+
+int cmd_info(const Args& args);
+
+}  // namespace odnn_tool

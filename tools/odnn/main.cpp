@@ -1,0 +1,43 @@
+// odnn: one command-line tool for the people who install, debug and measure cuDNN.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.hpp"
+
+namespace {
+
+void usage(FILE* to) {
+    std::fprintf(to,
+                 "usage: odnn <command> [options]\n"
+                 "\n"
+                 "commands:\n"
+                 "  info [--api] [--markdown]   build options, backends, devices, library path;\n"
+                 "                              --api lists every cuDNN function and where it works\n"
+                 "  help                        this text\n"
+                 "\n"
+                 "doctor, bench and selftest are planned and not part of this build yet.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const std::string cmd = argv[1];
+    odnn_tool::Args args(argv + 2, argv + argc);
+    if (cmd == "info") return odnn_tool::cmd_info(args);
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+        usage(stdout);
+        return 0;
+    }
+    if (cmd == "doctor" || cmd == "bench" || cmd == "selftest") {
+        std::fprintf(stderr, "odnn %s: not implemented in this version of odnn\n", cmd.c_str());
+        return 2;
+    }
+    std::fprintf(stderr, "odnn: unknown command '%s'\n", cmd.c_str());
+    usage(stderr);
+    return 2;
+}
