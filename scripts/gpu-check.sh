@@ -15,6 +15,13 @@ jobs=$(nproc)
   nvcc --version | tail -2; cmake --version | head -1
 } > "$out/machine.txt" 2>&1
 
+# NVIDIA's cuDNN on the GPU machine (test oracle only): PyTorch's wheel.
+nv=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn
+if [ -f "$nv/lib/libcudnn.so.9" ]; then
+  export CUDNN_LIB_DIR="$nv/lib" CUDNN_INCLUDE_DIR="$nv/include"
+  export LD_LIBRARY_PATH="$nv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # its sub-libraries
+fi
+
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DODNN_WITH_CUDA=ON \
       -DODNN_CUDA_ARCHS="$archs" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
