@@ -10,6 +10,11 @@
 #define CUDNN_MINOR 19
 #define CUDNN_PATCHLEVEL 0
 
+/* The newest GPU architecture the API level knows: sm_121 (reported as 1210). */
+#define CUDNN_MAX_SM_MAJOR_NUMBER 12
+#define CUDNN_MAX_SM_MINOR_NUMBER 1
+#define CUDNN_MAX_DEVICE_VERSION (CUDNN_MAX_SM_MAJOR_NUMBER * 100 + CUDNN_MAX_SM_MINOR_NUMBER * 10)
+
 /* 9.19.0 -> 91900, the number cudnnGetVersion() returns. */
 #define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
 

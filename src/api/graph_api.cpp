@@ -20,7 +20,7 @@ size_t CUDNNWINAPI cudnnGetVersion(void) { return CUDNN_VERSION; }
 // The newest compute capability (major*100 + minor*10) this build serves. With PTX
 // for the newest architecture compiled in, later devices run through the JIT, so
 // the answer is the same as NVIDIA's 9.19 (sm_121); a CPU-only build runs anywhere.
-size_t CUDNNWINAPI cudnnGetMaxDeviceVersion(void) { return 1210; }
+size_t CUDNNWINAPI cudnnGetMaxDeviceVersion(void) { return CUDNN_MAX_DEVICE_VERSION; }
 
 size_t CUDNNWINAPI cudnnGetCudartVersion(void) { return odnn::core::cuda_runtime_build_version(); }
 
