@@ -494,7 +494,7 @@ def cmd_prototypes(a):
     libdir = os.path.dirname(lib)
     # RPATH (not RUNPATH): it beats LD_LIBRARY_PATH and the ldconfig cache, where
     # NVIDIA's libcudnn.so.9 is. The program checks what got mapped anyway.
-    link = [lib, "-Wl,--disable-new-dtags,-rpath," + libdir, "-ldl"]
+    link = [lib, "-Wl,--disable-new-dtags,-rpath," + libdir, "-ldl"] + a.link_flag
     variants = [("nocuda", ["-DODNN_NO_CUDA_HEADERS"], False)]
     if cuda_inc:
         variants.append(("cuda", ["-isystem", cuda_inc], True))
@@ -592,6 +592,8 @@ def main():
             p.add_argument("--expected-count", type=int, default=220)
         if name == "prototypes":
             p.add_argument("--cxx", required=True)
+            # e.g. -fsanitize=address,undefined when the library was built with sanitizers
+            p.add_argument("--link-flag", action="append", default=[])
         if name == "exports":
             p.add_argument("--nm", default="nm")
             p.add_argument("--readelf", default="readelf")
