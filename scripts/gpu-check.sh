@@ -19,7 +19,6 @@ jobs=$(nproc)
 nv=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn
 if [ -f "$nv/lib/libcudnn.so.9" ]; then
   export CUDNN_LIB_DIR="$nv/lib" CUDNN_INCLUDE_DIR="$nv/include"
-  export LD_LIBRARY_PATH="$nv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # its sub-libraries
 fi
 
 start=$(date +%s)
