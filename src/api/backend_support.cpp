@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/cuda_runtime.hpp"
+#include "core/conv_problem.hpp"
 #include "core/impl_registry.hpp"
 #include "core/ops.hpp"
 
@@ -26,6 +27,18 @@ struct OpEntry {
 const OpEntry kOps[] = {
     {"cudnnSetTensor", from_registry<core::SetTensorProblem>},
     {"cudnnScaleTensor", from_registry<core::ScaleTensorProblem>},
+    {"cudnnConvolutionForward", from_registry<core::ConvProblem>},
+    {"cudnnConvolutionBiasActivationForward", from_registry<core::ConvProblem>},
+    {"cudnnConvolutionBackwardData", from_registry<core::ConvProblem>},
+    {"cudnnConvolutionBackwardFilter", from_registry<core::ConvProblem>},
+    {"cudnnConvolutionBackwardBias", from_registry<core::ConvBiasGradProblem>},
+    {"cudnnIm2Col", from_registry<core::Im2ColProblem>},
+    {"cudnnFindConvolutionForwardAlgorithm", from_registry<core::ConvProblem>},
+    {"cudnnFindConvolutionForwardAlgorithmEx", from_registry<core::ConvProblem>},
+    {"cudnnFindConvolutionBackwardDataAlgorithm", from_registry<core::ConvProblem>},
+    {"cudnnFindConvolutionBackwardDataAlgorithmEx", from_registry<core::ConvProblem>},
+    {"cudnnFindConvolutionBackwardFilterAlgorithm", from_registry<core::ConvProblem>},
+    {"cudnnFindConvolutionBackwardFilterAlgorithmEx", from_registry<core::ConvProblem>},
 };
 
 }  // namespace
