@@ -4,6 +4,7 @@
 #include "core/dtype.hpp"
 #include "core/elem_access.hpp"
 #include "core/ops.hpp"
+#include "cuda/launch.cuh"
 
 namespace odnn::cuda {
 
@@ -11,40 +12,17 @@ using core::Status;
 
 namespace {
 
-struct Shape {
-    int nb_dims;
-    int64_t dims[core::kDimMax + 1];
-    int64_t strides[core::kDimMax + 1];
-};
-
-Shape to_shape(const core::ScalarView& v) {
-    Shape s;
-    s.nb_dims = v.nb_dims;
-    for (int i = 0; i < v.nb_dims; ++i) {
-        s.dims[i] = v.dims[i];
-        s.strides[i] = v.strides[i];
-    }
-    return s;
-}
-
 template <class T>
 __global__ void fill_kernel(T* y, Shape s, int64_t n, T value) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    ODNN_GRID_STRIDE_LOOP(i, n)
         y[core::strided_offset(i, s.nb_dims, s.dims, s.strides)] = value;
 }
 
 __global__ void scale_kernel(void* y, Shape s, int64_t n, int dtype, double alpha) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    ODNN_GRID_STRIDE_LOOP(i, n) {
         const int64_t off = core::strided_offset(i, s.nb_dims, s.dims, s.strides);
         core::store_elem(y, off, dtype, core::load_elem(y, off, dtype) * alpha);
     }
-}
-
-unsigned grid_for(int64_t n) {
-    const int64_t blocks = (n + 255) / 256;
-    return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
 }
 
 template <class T>
