@@ -14,9 +14,12 @@ void usage(FILE* to) {
                  "commands:\n"
                  "  info [--api] [--markdown]   build options, backends, devices, library path;\n"
                  "                              --api lists every cuDNN function and where it works\n"
+                 "  doctor [--lib PATH] [--archive FILE] [--json]\n"
+                 "                              find every cuDNN (odnn's or NVIDIA's) a program could load,\n"
+                 "                              say which one it gets, and check it; `odnn doctor --help`\n"
                  "  help                        this text\n"
                  "\n"
-                 "doctor, bench and selftest are planned and not part of this build yet.\n");
+                 "bench and selftest are planned and not part of this build yet.\n");
 }
 
 }  // namespace
@@ -29,11 +32,12 @@ int main(int argc, char** argv) {
     const std::string cmd = argv[1];
     odnn_tool::Args args(argv + 2, argv + argc);
     if (cmd == "info") return odnn_tool::cmd_info(args);
+    if (cmd == "doctor") return odnn_tool::cmd_doctor(args);
     if (cmd == "help" || cmd == "--help" || cmd == "-h") {
         usage(stdout);
         return 0;
     }
-    if (cmd == "doctor" || cmd == "bench" || cmd == "selftest") {
+    if (cmd == "bench" || cmd == "selftest") {
         std::fprintf(stderr, "odnn %s: not implemented in this version of odnn\n", cmd.c_str());
         return 2;
     }
