@@ -1,0 +1,36 @@
+// Runs one problem through one cuDNN library: descriptors, data, algorithm choice,
+// warm-up and timed repetitions, and the output read back for comparison.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "problem.hpp"
+#include "runtime.hpp"
+
+namespace odnn_bench {
+
+struct Options {
+    int warmup = 5;
+    int reps = 20;
+    int algo = -1;                 // -1: the library's first choice (Get…_v7)
+    size_t workspace_limit = 4ull << 30;
+    bool check = true;             // read outputs back to compare libraries
+};
+
+struct RunResult {
+    bool ok = false;
+    std::string error;
+    double ms = 0;
+    int algo = -1;
+    size_t workspace = 0;
+    std::vector<double> out;  // output values (when Options::check)
+};
+
+RunResult run_problem(CudnnLib& lib, const Problem& p, const Options& o);
+
+// Work of a problem: FLOPs (0 for pure data movement) and the minimum bytes moved.
+double problem_flops(const Problem& p);
+double problem_bytes(const Problem& p);
+
+}  // namespace odnn_bench

@@ -1,0 +1,198 @@
+#include "problem.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace odnn_bench {
+
+namespace {
+
+const std::set<std::string> kConvKeys = {"n", "c", "d", "h", "w", "k", "t", "r", "s", "pad", "pad_d", "pad_h",
+                                         "pad_w", "stride", "stride_d", "stride_h", "stride_w", "dil", "dil_d",
+                                         "dil_h", "dil_w", "g", "algo"};
+const std::set<std::string> kDtypes = {"f32", "f64", "f16", "bf16", "i8"};
+
+bool parse_int(const std::string& s, long long* out) {
+    if (s.empty()) return false;
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0') return false;
+    *out = v;
+    return true;
+}
+
+bool parse_resnet_line(const std::vector<std::string>& tok, Problem* p, std::string* error) {
+    static const char* names[] = {"n", "c", "h", "w", "k", "r", "s", "pad", "stride", "dil", "g"};
+    if (tok.size() != 11) {
+        *error = "expected 11 numbers (n c h w k r s pad stride dil groups), got " + std::to_string(tok.size());
+        return false;
+    }
+    p->op = "conv";
+    p->dir = "fwd";
+    for (size_t i = 0; i < tok.size(); ++i) {
+        long long v;
+        if (!parse_int(tok[i], &v)) {
+            *error = std::string("'") + tok[i] + "' is not an integer (field " + names[i] + ")";
+            return false;
+        }
+        p->v[names[i]] = v;
+    }
+    return true;
+}
+
+}  // namespace
+
+long long Problem::get(const std::string& key, long long fallback) const {
+    auto it = v.find(key);
+    return it == v.end() ? fallback : it->second;
+}
+
+std::string Problem::str() const {
+    std::string s = op;
+    if (!dir.empty()) s += " " + dir;
+    s += " dt=" + dt;
+    if (op == "conv") {
+        s += " layout=" + layout;
+        if (math != "default") s += " math=" + math;
+    }
+    // A stable key order: the conventional one first, the rest alphabetically.
+    static const char* order[] = {"n", "c", "d", "h", "w", "k", "t", "r", "s", "pad", "stride", "dil", "g"};
+    std::set<std::string> done;
+    for (const char* k : order) {
+        auto it = v.find(k);
+        if (it == v.end()) continue;
+        s += " " + it->first + "=" + std::to_string(it->second);
+        done.insert(k);
+    }
+    for (const auto& kv : v)
+        if (!done.count(kv.first)) s += " " + kv.first + "=" + std::to_string(kv.second);
+    return s;
+}
+
+bool parse_problem(const std::string& line, Problem* out, std::string* error) {
+    std::istringstream in(line);
+    std::vector<std::string> tok;
+    for (std::string t; in >> t;) tok.push_back(t);
+    if (tok.empty()) {
+        *error = "empty problem";
+        return false;
+    }
+    Problem p;
+    if (std::isdigit(static_cast<unsigned char>(tok[0][0]))) {
+        if (!parse_resnet_line(tok, &p, error)) return false;
+        *out = p;
+        return true;
+    }
+    p.op = tok[0];
+    size_t i = 1;
+    if (p.op == "conv") {
+        if (tok.size() < 2 || tok[1].find('=') != std::string::npos) {
+            *error = "conv needs a direction: fwd, bwd_data or bwd_filter";
+            return false;
+        }
+        p.dir = tok[1];
+        if (p.dir != "fwd" && p.dir != "bwd_data" && p.dir != "bwd_filter") {
+            *error = "unknown conv direction '" + p.dir + "' (fwd, bwd_data, bwd_filter)";
+            return false;
+        }
+        i = 2;
+    } else if (p.op != "copy") {
+        *error = "unknown operation '" + p.op + "' (conv, copy)";
+        return false;
+    }
+    for (; i < tok.size(); ++i) {
+        const size_t eq = tok[i].find('=');
+        if (eq == std::string::npos || eq == 0) {
+            *error = "'" + tok[i] + "' is not key=value";
+            return false;
+        }
+        const std::string key = tok[i].substr(0, eq), val = tok[i].substr(eq + 1);
+        if (key == "dt") {
+            if (!kDtypes.count(val)) {
+                *error = "unknown dt '" + val + "' (f32, f64, f16, bf16, i8)";
+                return false;
+            }
+            p.dt = val;
+        } else if (key == "layout") {
+            if (val != "nchw" && val != "nhwc") {
+                *error = "unknown layout '" + val + "' (nchw, nhwc)";
+                return false;
+            }
+            p.layout = val;
+        } else if (key == "math") {
+            if (val != "default" && val != "fma" && val != "tensor_op") {
+                *error = "unknown math '" + val + "' (default, fma, tensor_op)";
+                return false;
+            }
+            p.math = val;
+        } else {
+            long long v;
+            if (!parse_int(val, &v)) {
+                *error = "'" + key + "=" + val + "': not an integer";
+                return false;
+            }
+            if (p.op == "conv" && !kConvKeys.count(key)) {
+                *error = "unknown conv parameter '" + key + "'";
+                return false;
+            }
+            if (p.op == "copy" && key != "n") {
+                *error = "unknown copy parameter '" + key + "' (n)";
+                return false;
+            }
+            if (v < 0 || v > INT_MAX) {
+                *error = "'" + key + "=" + val + "': out of range [0, 2^31)";
+                return false;
+            }
+            p.v[key] = v;
+        }
+    }
+    if (p.op == "conv") {
+        for (const char* k : {"n", "c", "h", "w", "k", "r", "s"})
+            if (p.get(k, 0) <= 0) {
+                *error = std::string("conv needs ") + k + " > 0";
+                return false;
+            }
+        for (const char* k : {"stride", "dil", "g"})
+            if (p.v.count(k) && p.get(k, 1) <= 0) {
+                *error = std::string(k) + " must be positive";
+                return false;
+            }
+    } else if (p.get("n", 0) <= 0) {
+        *error = "copy needs n > 0 (elements)";
+        return false;
+    }
+    *out = p;
+    return true;
+}
+
+bool read_problem_file(const std::string& path, std::vector<Problem>* out, std::string* error) {
+    std::ifstream in(path);
+    if (!in) {
+        *error = path + ": cannot open";
+        return false;
+    }
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+        ++lineno;
+        const size_t hash = line.find('#');
+        if (hash != std::string::npos) line.resize(hash);
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        Problem p;
+        std::string why;
+        if (!parse_problem(line, &p, &why)) {
+            *error = path + ":" + std::to_string(lineno) + ": " + why;
+            return false;
+        }
+        out->push_back(p);
+    }
+    return true;
+}
+
+}  // namespace odnn_bench

@@ -1,0 +1,30 @@
+// Bench problems: one per line, benchdnn-like,
+//   conv fwd dt=f16 layout=nhwc n=32 c=64 h=56 w=56 k=64 r=3 s=3 pad=1 stride=1 dil=1 g=1
+//   copy dt=f32 n=268435456
+// or a line of the shared ResNet file format "n c h w k r s pad stride dil groups".
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace odnn_bench {
+
+struct Problem {
+    std::string op;   // conv, copy
+    std::string dir;  // conv: fwd, bwd_data, bwd_filter
+    std::string dt = "f32";
+    std::string layout = "nchw";
+    std::string math = "default";  // conv: default, fma, tensor_op
+    std::map<std::string, long long> v;  // integer parameters
+    long long get(const std::string& key, long long fallback) const;
+    std::string str() const;             // canonical one-line form (parseable)
+};
+
+// Parses one line; returns false with a message naming the problem.
+bool parse_problem(const std::string& line, Problem* out, std::string* error);
+
+// Reads a case file: '#' comments and blank lines skipped; errors name file:line.
+bool read_problem_file(const std::string& path, std::vector<Problem>* out, std::string* error);
+
+}  // namespace odnn_bench
