@@ -6,6 +6,9 @@
 #include "core/conv_problem.hpp"
 #include "core/impl_registry.hpp"
 #include "core/ops.hpp"
+#include "core/norm_problem.hpp"
+#include "core/tensor_ops.hpp"
+#include "core/activation_softmax.hpp"
 
 namespace odnn::api {
 
@@ -27,6 +30,16 @@ struct OpEntry {
 const OpEntry kOps[] = {
     {"cudnnSetTensor", from_registry<core::SetTensorProblem>},
     {"cudnnScaleTensor", from_registry<core::ScaleTensorProblem>},
+    {"cudnnTransformTensor", from_registry<core::TransformTensorProblem>},
+    {"cudnnTransformTensorEx", from_registry<core::TransformTensorProblem>},
+    {"cudnnTransformFilter", from_registry<core::TransformTensorProblem>},
+    {"cudnnAddTensor", from_registry<core::AddTensorProblem>},
+    {"cudnnOpTensor", from_registry<core::OpTensorProblem>},
+    {"cudnnReduceTensor", from_registry<core::ReduceTensorProblem>},
+    {"cudnnActivationForward", from_registry<core::ActivationFwdProblem>},
+    {"cudnnActivationBackward", from_registry<core::ActivationBwdProblem>},
+    {"cudnnSoftmaxForward", from_registry<core::SoftmaxFwdProblem>},
+    {"cudnnSoftmaxBackward", from_registry<core::SoftmaxBwdProblem>},
     {"cudnnConvolutionForward", from_registry<core::ConvProblem>},
     {"cudnnConvolutionBiasActivationForward", from_registry<core::ConvProblem>},
     {"cudnnConvolutionBackwardData", from_registry<core::ConvProblem>},
@@ -39,6 +52,14 @@ const OpEntry kOps[] = {
     {"cudnnFindConvolutionBackwardDataAlgorithmEx", from_registry<core::ConvProblem>},
     {"cudnnFindConvolutionBackwardFilterAlgorithm", from_registry<core::ConvProblem>},
     {"cudnnFindConvolutionBackwardFilterAlgorithmEx", from_registry<core::ConvProblem>},
+    {"cudnnBatchNormalizationForwardInference", from_registry<core::BnFwdInferenceProblem>},
+    {"cudnnBatchNormalizationForwardTraining", from_registry<core::BnFwdTrainingProblem>},
+    {"cudnnBatchNormalizationForwardTrainingEx", from_registry<core::BnFwdTrainingProblem>},
+    {"cudnnBatchNormalizationBackward", from_registry<core::BnBackwardProblem>},
+    {"cudnnBatchNormalizationBackwardEx", from_registry<core::BnBackwardProblem>},
+    {"cudnnNormalizationForwardInference", from_registry<core::BnFwdInferenceProblem>},
+    {"cudnnNormalizationForwardTraining", from_registry<core::BnFwdTrainingProblem>},
+    {"cudnnNormalizationBackward", from_registry<core::BnBackwardProblem>},
 };
 
 }  // namespace
