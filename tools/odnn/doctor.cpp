@@ -3,6 +3,7 @@
 // version, sub-libraries, dependencies, exported API, CUDA driver / GPU, and finally
 // a tiny call sequence through it in a child process.
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -208,6 +209,14 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
     return s;
 }
 
+// dlopen treats a name without '/' as a name to search for: hand the probe a path.
+std::string absolute(const std::string& p) {
+    if (!p.empty() && p[0] == '/') return p;
+    char buf[4096];
+    if (!getcwd(buf, sizeof buf)) return "./" + p;
+    return join_path(buf, p);
+}
+
 bool is_windows_system_dll(const std::string& raw) {
     const std::string n = to_lower(raw);
     if (starts_with(n, "api-ms-win-") || starts_with(n, "ext-ms-")) return true;
@@ -263,7 +272,7 @@ public:
             check_file();
             if (subject_.readable) {
                 if (!opt_.no_load && loadable_here()) {
-                    subject_probe_ = run_probe(probe_exe_, {"lib", subject_.path});
+                    subject_probe_ = run_probe(probe_exe_, {"lib", absolute(subject_.path)});
                     driver_probe_ = run_probe(probe_exe_, {"driver"});
                 }
                 check_version();
@@ -505,8 +514,10 @@ private:
                 c.details.push_back("checked: loading libcudnn.so.9 " + p.crash_text());
             }
         }
-        if (have_subject_ && !o.path.empty() && subject_how_ == "given with --lib" &&
-            real_path(o.path) != real_path(subject_.path)) {
+        if (have_subject_ && subject_.format == "pe") {
+            c.details.push_back("the library given with --lib is a Windows DLL: the loader here never loads it");
+        } else if (have_subject_ && !o.path.empty() && subject_how_ == "given with --lib" &&
+                   real_path(o.path) != real_path(subject_.path)) {
             c.worst(Verdict::Warn);
             c.details.push_back("the library given with --lib is NOT the one plain programs get");
             const std::string dir = real_path(dir_name(subject_.path));
@@ -690,6 +701,14 @@ private:
             build_dependency_model({});
             return;
         }
+        if (subject_.vendor == "unknown") {
+            c.worst(Verdict::Warn);
+            c.summary = "not checked: the file's exports are unreadable, so it is neither recognisably odnn nor NVIDIA's";
+            c.fix = "see the file check";
+            rep_.checks.push_back(c);
+            build_dependency_model({});
+            return;
+        }
         if (subject_.role != "cudnn") {
             c.worst(Verdict::Warn);
             c.summary = subject_.file_name + " is a sub-library; programs load libcudnn.so.9, which loads the others";
@@ -770,7 +789,9 @@ private:
             c.summary = std::to_string(missing) + " of " + std::to_string(found.size()) +
                         " sub-libraries missing: the calls they serve fail with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED / "
                         "NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE";
-            c.fix = "reinstall cuDNN completely (every libcudnn_*.so.9 of the release belongs beside libcudnn.so.9)";
+            c.fix = subject_.format == "pe"
+                        ? "reinstall cuDNN completely (every cudnn_*64_9.dll of the release belongs beside cudnn64_9.dll)"
+                        : "reinstall cuDNN completely (every libcudnn_*.so.9 of the release belongs beside libcudnn.so.9)";
         } else if (mixed) {
             c.worst(Verdict::Fail);
             c.summary = std::to_string(mixed) + " sub-libraries are of another version than libcudnn.so.9 " + main_version +
@@ -824,6 +845,13 @@ private:
                 c.summary = "every non-system DLL it imports is beside it";
             }
             c.data.emplace_back("unresolved", jstrs(missing));
+            rep_.checks.push_back(c);
+            return;
+        }
+        if (subject_.format == "elf" && subject_.needed.empty() && !subject_.problems.empty()) {
+            c.worst(Verdict::Warn);
+            c.summary = "not checked: the dynamic section is unreadable (see the file check)";
+            c.fix = "see the file check";
             rep_.checks.push_back(c);
             return;
         }
@@ -948,7 +976,9 @@ private:
             c.fix = "programs compiled against newer headers reject an older runtime (PyTorch: \"cuDNN version "
                     "incompatibility\"): install matching headers and library";
         } else {
-            c.summary = std::to_string(js.size()) + " cudnn_version.h found, none newer than the library (" + lib_v + ")";
+            c.summary = std::to_string(js.size()) + " cudnn_version.h found" +
+                        (lib_v == "unknown" ? " (the library's version is unknown)"
+                                            : ", none newer than the library (" + lib_v + ")");
         }
         rep_.checks.push_back(c);
     }
@@ -978,7 +1008,7 @@ private:
         std::string proc;
         read_text_file("/proc/driver/nvidia/version", &proc, 4096);
         proc = trim(split(proc, "\n", false).empty() ? "" : split(proc, "\n", false)[0]);
-        const bool need_gpu = !subject_.is_odnn;
+        const bool need_gpu = subject_.vendor == "nvidia";
         d.data.emplace_back("libcuda", jstr(p.get("libcuda")));
         d.data.emplace_back("path", jstr(p.get("path")));
         d.data.emplace_back("driver_version", jint(p.num("driver_version", 0)));
@@ -994,9 +1024,11 @@ private:
         } else if (p.get("libcuda") != "ok") {
             d.worst(need_gpu ? Verdict::Fail : odnn_cpu_only() ? Verdict::Ok : Verdict::Warn);
             d.summary = "no NVIDIA driver on this machine: libcuda.so.1 cannot be loaded (" + p.get("dlerror") + ")";
-            d.details.push_back(need_gpu ? "NVIDIA's cuDNN needs a GPU and its driver: every cudnnCreate fails with "
-                                           "CUDNN_STATUS_NOT_INITIALIZED here"
-                                         : "odnn runs on its CPU backend without a driver");
+            if (need_gpu)
+                d.details.push_back("NVIDIA's cuDNN needs a GPU and its driver: every cudnnCreate fails with "
+                                    "CUDNN_STATUS_NOT_INITIALIZED here");
+            else if (subject_.is_odnn)
+                d.details.push_back("odnn runs on its CPU backend without a driver");
             if (!proc.empty()) d.details.push_back("the kernel module is loaded (" + proc + ") but its user-space library is not found");
             d.fix = need_gpu ? "install the NVIDIA driver (in a container: start it with --gpus / the NVIDIA container "
                                "toolkit), or use odnn's CPU backend: LD_PRELOAD=<odnn>/lib/libcudnn.so.9"
@@ -1087,7 +1119,7 @@ private:
         c.data.emplace_back("odnn_cuda_archs", jstr(archs));
         std::vector<std::string> js;
         if (n <= 0) {
-            c.worst(odnn_cpu_only() ? Verdict::Ok : subject_.is_odnn ? Verdict::Warn : Verdict::Fail);
+            c.worst(odnn_cpu_only() ? Verdict::Ok : subject_.vendor == "nvidia" ? Verdict::Fail : Verdict::Warn);
             c.summary = p.get("libcuda") == "ok" ? "the driver sees no GPU" : "no GPU visible (no NVIDIA driver)";
             if (subject_.is_odnn) c.summary += ": odnn runs on its CPU backend";
             else c.fix = "run on a machine (or container) with an NVIDIA GPU and its driver";
@@ -1146,13 +1178,19 @@ private:
         }
         if (p.get("dlopen") != "ok") {
             c.worst(Verdict::Fail);
-            if (p.crashed()) c.summary = "loading it " + p.crash_text();
+            if (p.crashed()) {
+                c.summary = "loading it " + p.crash_text();
+                if (p.stage == "dlopen")
+                    c.details.push_back("the dynamic loader itself crashed on this file: it is damaged (a truncated "
+                                        "file mapped past its end gives SIGBUS)");
+            }
             else {
                 c.summary = "dlopen failed: " + p.get("dlerror");
                 const std::string why = explain_dlerror(p.get("dlerror"));
                 if (!why.empty()) c.details.push_back("meaning: " + why);
             }
-            c.fix = "see the file and dependencies checks above";
+            c.fix = p.crashed() ? "reinstall the library: the file is damaged"
+                                : "see the file and dependencies checks above";
             rep_.checks.push_back(c);
             return;
         }
@@ -1192,11 +1230,12 @@ private:
         if (subject_probe_.get("dlopen") != "ok") {
             c.worst(Verdict::Fail);
             c.summary = "not run: the library does not load";
+            c.fix = "see the load check: the library must load before it can be used";
             rep_.checks.push_back(c);
             return;
         }
         if (subject_.role != "cudnn" && !subject_.is_odnn) return;
-        const Probe p = run_probe(probe_exe_, {"smoke", subject_.path});
+        const Probe p = run_probe(probe_exe_, {"smoke", absolute(subject_.path)});
         for (const char* k : {"create", "create_name", "create_error", "backend", "memory", "descriptor", "settensor",
                               "scale", "check", "check_detail", "op_error"})
             c.data.emplace_back(k, jstr(p.get(k)));

@@ -379,8 +379,9 @@ LibraryInfo inspect_library_bytes(ByteView bytes, const std::string& file_name) 
         L.format = "unknown";
         L.error = bytes.size() == 0 ? "empty file" : "neither an ELF shared object nor a PE DLL (unknown header)";
     }
+    // A damaged file may be either: only what it exports tells odnn from NVIDIA.
     if (L.is_odnn) L.vendor = "odnn";
-    else if (!L.role.empty()) L.vendor = "nvidia";
+    else if (!L.role.empty() && L.readable && L.export_count > 0) L.vendor = "nvidia";
     else L.vendor = "unknown";
     if (!full.empty()) {
         VersionFinding f;
