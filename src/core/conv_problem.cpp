@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -498,8 +499,8 @@ Status conv_execute(const Handle& h, const ConvProblem& p) {
     ODNN_REQUIRE_PARAM(need == 0 || p.workspace != nullptr, "workSpace is NULL but algo %s needs %zu bytes",
                        conv_algo_name(p.kind, p.algo), need);
     if (dispatch_verbose())
-        dispatch_note(ConvProblem::kOpName, impl.value()->name(),
-                      std::string("runs ") + conv_kind_name(p.kind) + " algo " + conv_algo_name(p.kind, p.algo));
+        std::fprintf(stderr, "odnn dispatch: %s %s algo %s runs on %s\n", ConvProblem::kOpName,
+                     conv_kind_name(p.kind), conv_algo_name(p.kind, p.algo), impl.value()->name());
     return impl.value()->execute(h, p);
 }
 

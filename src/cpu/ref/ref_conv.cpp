@@ -44,7 +44,7 @@ inline int64_t tap(const ConvProblem& p, int dim, int64_t i) { return p.flip ? p
 void ref_fwd(const ConvProblem& p) {
     const int64_t cg = p.cg(), kg = p.kg();
     const int64_t total = p.n * p.k * p.out[0];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.flops() > 1e5)
     for (int64_t nkd = 0; nkd < total; ++nkd) {
         const int64_t n = nkd / (p.k * p.out[0]);
         const int64_t k = nkd / p.out[0] % p.k;
@@ -77,7 +77,7 @@ void ref_fwd(const ConvProblem& p) {
 void ref_bwd_data(const ConvProblem& p) {
     const int64_t cg = p.cg(), kg = p.kg();
     const int64_t total = p.n * p.c * p.in[0];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.flops() > 1e5)
     for (int64_t ncd = 0; ncd < total; ++ncd) {
         const int64_t n = ncd / (p.c * p.in[0]);
         const int64_t c = ncd / p.in[0] % p.c;
@@ -113,7 +113,7 @@ void ref_bwd_data(const ConvProblem& p) {
 void ref_bwd_filter(const ConvProblem& p) {
     const int64_t cg = p.cg(), kg = p.kg();
     const int64_t total = p.k * cg;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.flops() > 1e5)
     for (int64_t kc = 0; kc < total; ++kc) {
         const int64_t k = kc / cg, cl = kc % cg;
         const int64_t c = k / kg * cg + cl;
@@ -161,7 +161,7 @@ public:
     const char* name() const override { return "ref_conv_bias_grad"; }
     Status execute(const core::Handle&, const core::ConvBiasGradProblem& p) const override {
         const ConvTensor& t = p.dy;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (t.num_elements() > 65536)
         for (int64_t k = 0; k < t.dims[1]; ++k) {
             double acc = 0.0;
             for (int64_t n = 0; n < t.dims[0]; ++n)
@@ -186,7 +186,7 @@ public:
         const ConvProblem& p = q.conv;
         const int64_t cols = p.c * p.filt_pixels();
         const int64_t rows = p.n * p.out_pixels();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * cols > 65536)
         for (int64_t row = 0; row < rows; ++row) {
             const int64_t n = row / p.out_pixels();
             const int64_t od = row / (p.out[1] * p.out[2]) % p.out[0];

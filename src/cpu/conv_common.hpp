@@ -1,0 +1,92 @@
+// Small helpers shared by the optimised CPU convolutions (gemm_conv.cpp, direct_conv.cpp):
+// typed storage of the floating-point data types, and which algorithm ids each serves.
+// Not used by the reference (src/cpu/ref/ref_conv.cpp), which must stay independent.
+//
+// Algorithm ids -> implementations (ids are cuDNN's, stable):
+//   forward   IMPLICIT_GEMM (0)                      cpu_direct_conv (no workspace)
+//             IMPLICIT_PRECOMP_GEMM (1), GEMM (2),   cpu_direct_conv for depthwise / tiny
+//             FFT (4), FFT_TILING (5), WINOGRAD (6), channel groups, else cpu_gemm_conv
+//             WINOGRAD_NONFUSED (7)                  (im2col + BLAS); odnn has no FFT or
+//                                                    Winograd kernels: those ids run the GEMM
+//             DIRECT (3)                             not supported (as in cuDNN)
+//   bwd data  ALGO_0 (0)                             cpu_direct_conv
+//             ALGO_1 (1), FFT (2), FFT_TILING (3),   as forward IMPLICIT_PRECOMP_GEMM
+//             WINOGRAD (4), WINOGRAD_NONFUSED (5)
+//   bwd filt  ALGO_0 (0)                             cpu_direct_conv
+//             ALGO_1 (1), FFT (2), ALGO_3 (3),       as forward IMPLICIT_PRECOMP_GEMM
+//             WINOGRAD_NONFUSED (5), FFT_TILING (6)
+//             WINOGRAD (4)                           not supported (as in cuDNN)
+// 8-bit integer forward and NCHW_VECT_C data run on cpu_direct_conv (no vector layouts)
+// or the reference. Every path is deterministic and accumulates in fp32 (fp64 for DOUBLE).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/conv_problem.hpp"
+#include "core/elem_access.hpp"
+#include "core/scalar_convert.hpp"
+
+namespace odnn::cpu {
+
+struct HalfBits {
+    uint16_t bits;
+};
+struct Bf16Bits {
+    uint16_t bits;
+};
+
+// Half -> float through a table (65536 entries, built once).
+const float* half_table();
+
+inline float to_float(float v) { return v; }
+inline double to_float(double v) { return v; }
+inline float to_float(HalfBits v) { return half_table()[v.bits]; }
+inline float to_float(Bf16Bits v) { return core::bf16_to_float(v.bits); }
+inline float to_float(int8_t v) { return static_cast<float>(v); }
+inline float to_float(uint8_t v) { return static_cast<float>(v); }
+
+// Calls f(S{}) with the storage type of a floating-point data type.
+template <class F>
+void with_storage(cudnnDataType_t t, F&& f) {
+    switch (t) {
+        case CUDNN_DATA_DOUBLE: f(double{}); break;
+        case CUDNN_DATA_HALF: f(HalfBits{}); break;
+        case CUDNN_DATA_BFLOAT16: f(Bf16Bits{}); break;
+        default: f(float{}); break;
+    }
+}
+
+// Ids handled by the zero-workspace direct implementation regardless of shape.
+inline bool algo_is_direct(const core::ConvProblem& p) { return p.algo == 0; }
+
+// Shapes where per-group GEMMs would be tiny: the direct loops serve every id then.
+inline bool prefers_direct(const core::ConvProblem& p) {
+    return p.cg() == 1 || (p.cg() <= 4 && p.kg() <= 4);
+}
+
+// The fused epilogue after v = alpha * acc: + alpha2 * z + bias, then the activation.
+inline double apply_epilogue(const core::ConvProblem& p, double v, int64_t n, int64_t c, int64_t d, int64_t h,
+                             int64_t w) {
+    const core::ConvEpilogue& e = p.epi;
+    if (e.alpha2 != 0.0) v += e.alpha2 * core::load_elem(e.z, e.z_t.offset(n, c, d, h, w), e.z_t.dtype);
+    v += core::load_elem(e.bias, e.bias_t.offset(0, c, 0, 0, 0), e.bias_t.dtype);
+    if (e.relu && !(v > 0.0) && !(e.propagate_nan && std::isnan(v))) v = 0.0;
+    return v;
+}
+
+// Stores alpha * acc + beta * old (old read only when beta != 0), or the fused epilogue,
+// into element (n, c, d, h, w) of output tensor t.
+inline void blend_store(const core::ConvProblem& p, void* base, const core::ConvTensor& t, double acc, int64_t n,
+                        int64_t c, int64_t d, int64_t h, int64_t w) {
+    const int64_t off = t.offset(n, c, d, h, w);
+    double v = p.alpha * acc;
+    if (p.epi.enabled) {
+        v = apply_epilogue(p, v, n, c, d, h, w);
+    } else if (p.beta != 0.0) {
+        v += p.beta * core::load_elem(base, off, t.dtype);
+    }
+    core::store_elem(base, off, t.dtype, v);
+}
+
+}  // namespace odnn::cpu
