@@ -263,6 +263,21 @@ def t_nvidia_system():
     check(cu["data"]["library_cuda_major"] >= 11, f"CUDA major {cu['data']['library_cuda_major']}")
 
 
+def t_nvidia_stray_sublibs():
+    # NVIDIA's shim loads its sub-libraries by name: LD_LIBRARY_PATH beats its RUNPATH
+    # $ORIGIN, so another install on LD_LIBRARY_PATH lends it sub-libraries of another version.
+    lib = nvidia_lib()
+    w = fresh("nvidia_stray")
+    other = os.path.dirname(fake_nvidia(os.path.join(w, "old"), version=(9, 1, 0)))
+    d = doctor(["--lib", lib], env={"LD_LIBRARY_PATH": other}, expect=1)
+    s = verdict(d, "sublibraries", "fail", "DIFFERENT VERSION")
+    check(s["data"]["mixed"] == 7, s["data"])
+    check("LD_LIBRARY_PATH" in "\n".join(s["details"]), "names the cause")
+    ld = verdict(d, "load", "fail")
+    check(ld["data"]["signal"] != 0 or any(not v.startswith("0 ") for k, v in ld["data"].items() if k.startswith("check")),
+          f"NVIDIA's shim with foreign sub-libraries: {ld}")
+
+
 def t_default():
     d = doctor([])
     lo = chk(d, "loader")

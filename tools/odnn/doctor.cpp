@@ -81,6 +81,7 @@ struct Probe {
         const long long n = std::strtoll(v.c_str(), &end, 10);
         return end && end != v.c_str() ? n : def;
     }
+    std::vector<std::string> messages;  // what the library printed on stderr (last lines)
     bool crashed() const { return signal != 0 || timed_out; }
     std::string crash_text() const {
         if (timed_out) return "did not finish within " + std::to_string(static_cast<int>(kProbeTimeout)) + " s (hung at stage '" + stage + "')";
@@ -128,6 +129,11 @@ Probe run_probe(const std::string& exe, const std::vector<std::string>& args) {
         else if (k == "mapped") p.mapped.push_back(v);
         else if (!p.kv.count(k)) p.kv[k] = v;
     }
+    for (const std::string& line : split(r.errors, "\n", false)) {
+        const std::string t = trim(line);
+        if (!t.empty()) p.messages.push_back(t.size() > 300 ? t.substr(0, 300) + "..." : t);
+    }
+    if (p.messages.size() > 8) p.messages.erase(p.messages.begin(), p.messages.end() - 8);
     if (r.exit_code == 127 && p.kv.empty()) {
         p.ran = false;
         p.why_not = "could not run odnn-probe: " + trim(r.output);
@@ -804,7 +810,7 @@ private:
         if (elsewhere && !missing) {
             c.worst(Verdict::Warn);
             c.details.push_back(std::to_string(elsewhere) + " sub-libraries come from another folder than libcudnn.so.9 "
-                                "(the shim looks beside itself first, then the search path)");
+                                "(NVIDIA's libcudnn.so.9 loads them by name: LD_LIBRARY_PATH comes before its RUNPATH $ORIGIN)");
         }
         rep_.checks.push_back(c);
     }
@@ -1170,6 +1176,9 @@ private:
         c.data.emplace_back("dlopen", jstr(p.get("dlopen")));
         c.data.emplace_back("dlerror", jstr(p.get("dlerror")));
         c.data.emplace_back("mapped", jstrs(p.mapped));
+        c.data.emplace_back("stage", jstr(p.stage));
+        c.data.emplace_back("signal", jint(p.signal));
+        c.data.emplace_back("messages", jstrs(p.messages));
         if (!p.ran) {
             c.worst(Verdict::Warn);
             c.summary = "not checked: " + p.why_not;
@@ -1178,6 +1187,7 @@ private:
         }
         if (p.get("dlopen") != "ok") {
             c.worst(Verdict::Fail);
+            for (const std::string& m : p.messages) c.details.push_back("the library printed: " + m);
             if (p.crashed()) {
                 c.summary = "loading it " + p.crash_text();
                 if (p.stage == "dlopen")
@@ -1195,10 +1205,13 @@ private:
             return;
         }
         c.summary = "dlopen(RTLD_NOW|RTLD_LOCAL) in a child process: ok";
+        for (const std::string& m : p.messages) c.details.push_back("the library printed: " + m);
         if (p.crashed()) {
             c.worst(Verdict::Fail);
             c.summary = "loaded, then " + p.crash_text();
-            c.fix = "the library crashes on a plain call: reinstall it";
+            c.fix = "the library crashes on a plain call (" + p.stage +
+                    "): typically a sub-library or dependency of another version was picked up (see the "
+                    "sub-libraries check, and LD_LIBRARY_PATH); otherwise reinstall it";
         }
         std::vector<std::string> checks;
         for (const char* k : {"check.graph", "check.ops", "check.cnn", "check.adv"}) {
@@ -1245,10 +1258,12 @@ private:
             rep_.checks.push_back(c);
             return;
         }
+        for (const std::string& m : p.messages) c.details.push_back("the library printed: " + m);
         if (p.crashed()) {
             c.worst(Verdict::Fail);
             c.summary = "the call sequence " + p.crash_text();
-            c.fix = "the library crashes on cudnnCreate / cudnnSetTensor: reinstall it, and report it if it persists";
+            c.fix = "the library crashes on cudnnCreate / cudnnSetTensor: if the sub-libraries check shows another "
+                    "version, fix that first; otherwise reinstall it, and report it if it persists";
             rep_.checks.push_back(c);
             return;
         }

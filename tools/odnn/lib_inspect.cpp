@@ -440,8 +440,12 @@ LibraryInfo inspect_library_file(const std::string& path) {
         }
         break;
     }
-    // NVIDIA's shim libcudnn.so.9 records no version: its graph sub-library beside it does.
-    if (L.vendor == "nvidia" && L.role == "cudnn" && L.format == "elf") {
+    // NVIDIA's shim libcudnn.so.9 (and cnn, engines, heuristic) record no version: the
+    // graph sub-library beside them does.
+    bool content = false;
+    for (const VersionFinding& v : L.versions)
+        if (!starts_with(v.source, "file name") && !starts_with(v.source, "Python package")) content = true;
+    if (L.vendor == "nvidia" && L.role != "cudnn_graph" && !content && L.format == "elf" && L.name_major > 0) {
         const std::string graph = join_path(dir_name(path), "libcudnn_graph.so." + std::to_string(L.name_major));
         if (is_regular(graph)) {
             LibraryInfo g = inspect_library_file(graph);

@@ -277,25 +277,29 @@ ChildResult run_child(const std::vector<std::string>& argv, double timeout_s, bo
         r.start_error = "no command";
         return r;
     }
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0) {
         r.start_error = std::string("pipe: ") + std::strerror(errno);
+        return r;
+    }
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        r.start_error = std::string("pipe: ") + std::strerror(errno);
+        close(out[0]);
+        close(out[1]);
         return r;
     }
     std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid < 0) {
         r.start_error = std::string("fork: ") + std::strerror(errno);
-        close(fds[0]);
-        close(fds[1]);
+        for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
         return r;
     }
     if (pid == 0) {
         const int devnull = ::open("/dev/null", O_RDWR);
         if (devnull >= 0) dup2(devnull, 0);
-        dup2(fds[1], 1);
-        if (merge_stderr) dup2(fds[1], 2);
-        else if (devnull >= 0) dup2(devnull, 2);
+        dup2(out[1], 1);
+        dup2(merge_stderr ? out[1] : err[1], 2);
         for (const std::string& e : extra_env) {
             const size_t eq = e.find('=');
             if (eq == std::string::npos) unsetenv(e.c_str());
@@ -309,12 +313,16 @@ ChildResult run_child(const std::vector<std::string>& argv, double timeout_s, bo
         (void)!write(1, msg.data(), msg.size());
         _exit(127);
     }
-    close(fds[1]);
+    close(out[1]);
+    close(err[1]);
     r.started = true;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
     char buf[8192];
-    bool open_pipe = true;
-    while (open_pipe) {
+    struct pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    std::string* sink[2] = {&r.output, &r.errors};
+    int open_pipes = 2;
+    while (open_pipes > 0) {
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {
             r.timed_out = true;
@@ -322,19 +330,24 @@ ChildResult run_child(const std::vector<std::string>& argv, double timeout_s, bo
             break;
         }
         const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
-        struct pollfd p = {fds[0], POLLIN, 0};
-        const int pr = poll(&p, 1, ms > 1000 ? 1000 : ms);
+        const int pr = poll(p, 2, ms > 1000 ? 1000 : ms);
         if (pr < 0 && errno == EINTR) continue;
         if (pr <= 0) continue;
-        const ssize_t n = read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            open_pipe = false;
-            break;
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const ssize_t n = read(p[i].fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                close(p[i].fd);
+                p[i].fd = -1;
+                --open_pipes;
+                continue;
+            }
+            if (sink[i]->size() < (8u << 20)) sink[i]->append(buf, static_cast<size_t>(n));
         }
-        if (r.output.size() < (8u << 20)) r.output.append(buf, static_cast<size_t>(n));
     }
-    close(fds[0]);
+    for (int i = 0; i < 2; ++i)
+        if (p[i].fd >= 0) close(p[i].fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -62,12 +62,13 @@ std::string trim(const std::string& s);
 std::string json_escape(const std::string& s);
 std::string human_size(uint64_t bytes);
 
-// Runs argv in a child process (stdin /dev/null, stderr merged into stdout unless
-// merge_stderr is false), killing it after timeout_s. Never throws.
+// Runs argv in a child process (stdin /dev/null; stderr merged into stdout, or kept
+// apart in 'errors' when merge_stderr is false), killing it after timeout_s. Never throws.
 struct ChildResult {
     bool started = false;
     std::string start_error;
     std::string output;
+    std::string errors;  // stderr, when not merged
     int exit_code = -1;  // when exited normally
     int signal = 0;      // when killed by a signal
     bool timed_out = false;
