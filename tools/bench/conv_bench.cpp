@@ -3,59 +3,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/scalar_convert.hpp"
+#include "data.hpp"
 
 namespace odnn_bench {
 
 namespace {
-
-struct Dt {
-    cudnnDataType_t data;
-    cudnnDataType_t compute;
-    int bytes;
-};
-
-Dt dtype_of(const std::string& dt) {
-    if (dt == "f64") return {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, 8};
-    if (dt == "f16") return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, 2};
-    if (dt == "bf16") return {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, 2};
-    if (dt == "i8") return {CUDNN_DATA_INT8, CUDNN_DATA_INT32, 1};
-    return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 4};
-}
-
-// Deterministic small values: exact in every type, sums stay exact in fp32 for
-// moderate reductions, and nothing is all-zero.
-std::vector<unsigned char> make_data(size_t count, const Dt& t, unsigned seed) {
-    std::vector<unsigned char> out(count * t.bytes);
-    uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < count; ++i) {
-        x = x * 1664525u + 1013904223u;
-        const float v = static_cast<float>(static_cast<int>((x >> 24) % 9) - 4) * 0.25f;
-        switch (t.data) {
-            case CUDNN_DATA_DOUBLE: { const double d = v; std::memcpy(&out[i * 8], &d, 8); break; }
-            case CUDNN_DATA_HALF: { const uint16_t h = odnn::core::float_to_half(v); std::memcpy(&out[i * 2], &h, 2); break; }
-            case CUDNN_DATA_BFLOAT16: { const uint16_t b = odnn::core::float_to_bf16(v); std::memcpy(&out[i * 2], &b, 2); break; }
-            case CUDNN_DATA_INT8: out[i] = static_cast<unsigned char>(static_cast<int8_t>(v * 4)); break;
-            default: std::memcpy(&out[i * 4], &v, 4); break;
-        }
-    }
-    return out;
-}
-
-std::vector<double> to_double(const std::vector<unsigned char>& raw, const Dt& t) {
-    const size_t n = raw.size() / t.bytes;
-    std::vector<double> out(n);
-    for (size_t i = 0; i < n; ++i) {
-        switch (t.data) {
-            case CUDNN_DATA_DOUBLE: std::memcpy(&out[i], &raw[i * 8], 8); break;
-            case CUDNN_DATA_HALF: { uint16_t h; std::memcpy(&h, &raw[i * 2], 2); out[i] = odnn::core::half_to_float(h); break; }
-            case CUDNN_DATA_BFLOAT16: { uint16_t b; std::memcpy(&b, &raw[i * 2], 2); out[i] = odnn::core::bf16_to_float(b); break; }
-            case CUDNN_DATA_INT8: out[i] = static_cast<int8_t>(raw[i]); break;
-            default: { float f; std::memcpy(&f, &raw[i * 4], 4); out[i] = f; break; }
-        }
-    }
-    return out;
-}
 
 struct ConvShape {
     int nb;           // 4 or 5
@@ -89,49 +41,6 @@ ConvShape shape_of(const Problem& p) {
     }
     return s;
 }
-
-// Strides of a logical N C spatial... tensor in NCHW or NHWC memory order.
-void strides_for(int nb, const int* dims, bool nhwc, int* strides) {
-    if (!nhwc) {
-        int s = 1;
-        for (int i = nb - 1; i >= 0; --i) {
-            strides[i] = s;
-            s *= dims[i];
-        }
-        return;
-    }
-    int s = 1;
-    strides[1] = s;
-    s *= dims[1];
-    for (int i = nb - 1; i >= 2; --i) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-    strides[0] = s;
-}
-
-size_t count(int nb, const int* d) {
-    size_t n = 1;
-    for (int i = 0; i < nb; ++i) n *= static_cast<size_t>(d[i]);
-    return n;
-}
-
-std::string status_text(CudnnLib& lib, const char* what, cudnnStatus_t s) {
-    char why[512] = "";
-    if (auto f = reinterpret_cast<decltype(&::cudnnGetLastErrorString)>(lib.sym("cudnnGetLastErrorString")))
-        f(why, sizeof why);
-    const char* name = reinterpret_cast<decltype(&::cudnnGetErrorString)>(lib.sym("cudnnGetErrorString"))(s);
-    return std::string(what) + ": " + name + (why[0] ? std::string(" (") + why + ")" : "");
-}
-
-#define BENCH_TRY(what, call)                                          \
-    do {                                                               \
-        const cudnnStatus_t st_ = (call);                              \
-        if (st_ != CUDNN_STATUS_SUCCESS) {                             \
-            r.error = status_text(lib, what, st_);                     \
-            return r;                                                  \
-        }                                                              \
-    } while (0)
 
 RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
     RunResult r;
@@ -204,6 +113,7 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
     Buffer* out = nullptr;
     size_t out_count = 0;
     std::function<bool()> launch;
+    cudnnStatus_t last = CUDNN_STATUS_SUCCESS;  // status of the latest launch, for messages
     if (p.dir == "fwd") {
         if (algo < 0) {
             cudnnConvolutionFwdAlgoPerf_t perf[16];
@@ -221,8 +131,8 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         out = &by;
         out_count = ny;
         launch = [&] {
-            return BENCH_CALL(lib, cudnnConvolutionForward, lib.handle(), alpha, xd, bx.ptr, wd, bw.ptr, cd,
-                              static_cast<cudnnConvolutionFwdAlgo_t>(algo), bws.ptr, ws, beta, yd, by.ptr) ==
+            return (last = BENCH_CALL(lib, cudnnConvolutionForward, lib.handle(), alpha, xd, bx.ptr, wd, bw.ptr, cd,
+                              static_cast<cudnnConvolutionFwdAlgo_t>(algo), bws.ptr, ws, beta, yd, by.ptr)) ==
                    CUDNN_STATUS_SUCCESS;
         };
     } else if (p.dir == "bwd_data") {
@@ -242,8 +152,8 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         out = &bx;
         out_count = nx;
         launch = [&] {
-            return BENCH_CALL(lib, cudnnConvolutionBackwardData, lib.handle(), alpha, wd, bw.ptr, yd, by.ptr, cd,
-                              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bws.ptr, ws, beta, xd, bx.ptr) ==
+            return (last = BENCH_CALL(lib, cudnnConvolutionBackwardData, lib.handle(), alpha, wd, bw.ptr, yd, by.ptr, cd,
+                              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bws.ptr, ws, beta, xd, bx.ptr)) ==
                    CUDNN_STATUS_SUCCESS;
         };
     } else {
@@ -263,8 +173,8 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         out = &bw;
         out_count = nw;
         launch = [&] {
-            return BENCH_CALL(lib, cudnnConvolutionBackwardFilter, lib.handle(), alpha, xd, bx.ptr, yd, by.ptr, cd,
-                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bws.ptr, ws, beta, wd, bw.ptr) ==
+            return (last = BENCH_CALL(lib, cudnnConvolutionBackwardFilter, lib.handle(), alpha, xd, bx.ptr, yd, by.ptr, cd,
+                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bws.ptr, ws, beta, wd, bw.ptr)) ==
                    CUDNN_STATUS_SUCCESS;
         };
     }
@@ -280,9 +190,8 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
     r.workspace = ws;
     bool ok = false;
     // One checked run first: its failure message is worth more than a timing.
-    std::string first_error;
     if (!launch()) {
-        r.error = status_text(lib, "convolution", CUDNN_STATUS_EXECUTION_FAILED);
+        r.error = status_text(lib, "convolution", last);
         return r;
     }
     r.ms = measure(gpu, o.warmup, o.reps, launch, &ok);
@@ -330,7 +239,8 @@ RunResult run_copy(CudnnLib& lib, const Problem& p, const Options& o) {
 
 RunResult run_problem(CudnnLib& lib, const Problem& p, const Options& o) {
     if (p.op == "conv") return run_conv(lib, p, o);
-    return run_copy(lib, p, o);
+    if (p.op == "copy") return run_copy(lib, p, o);
+    return run_op(lib, p, o);
 }
 
 double problem_flops(const Problem& p) {
@@ -347,7 +257,8 @@ double problem_flops(const Problem& p) {
 
 double problem_bytes(const Problem& p) {
     const double e = dtype_of(p.dt).bytes;
-    if (p.op != "conv") return 2.0 * static_cast<double>(p.get("n", 1)) * e;  // read + write
+    if (p.op == "copy") return 2.0 * static_cast<double>(p.get("n", 1)) * e;  // read + write
+    if (p.op != "conv") return op_bytes(p);
     const ConvShape s = shape_of(p);
     double out_spatial = 1;
     for (int i = 2; i < s.nb; ++i) {

@@ -28,6 +28,9 @@ struct RunResult {
 };
 
 RunResult run_problem(CudnnLib& lib, const Problem& p, const Options& o);
+// The element-wise and normalization problems (ops_bench.cpp).
+RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o);
+double op_bytes(const Problem& p);
 
 // Work of a problem: FLOPs (0 for pure data movement) and the minimum bytes moved.
 double problem_flops(const Problem& p);

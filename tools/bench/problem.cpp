@@ -17,6 +17,30 @@ const std::set<std::string> kConvKeys = {"n", "c", "d", "h", "w", "k", "t", "r",
                                          "dil_h", "dil_w", "g", "algo"};
 const std::set<std::string> kDtypes = {"f32", "f64", "f16", "bf16", "i8"};
 
+// Element-wise and normalization ops: their directions and word parameters.
+struct OpSpec {
+    std::set<std::string> dirs;
+    std::map<std::string, std::set<std::string>> words;
+    std::set<std::string> ints;
+};
+
+const std::map<std::string, OpSpec>& op_specs() {
+    static const std::set<std::string> shape = {"n", "c", "d", "h", "w"};
+    static const std::map<std::string, OpSpec> specs = [] {
+        std::map<std::string, OpSpec> m;
+        m["act"] = {{"fwd", "bwd"}, {{"mode", {"relu", "sigmoid", "tanh", "clipped_relu", "elu", "identity", "swish"}}}, shape};
+        m["softmax"] = {{"fwd", "bwd"}, {{"alg", {"fast", "accurate", "log"}}, {"mode", {"channel", "instance"}}}, shape};
+        std::set<std::string> pool_ints = shape;
+        for (const char* k : {"r", "s", "t", "pad", "stride"}) pool_ints.insert(k);
+        m["pool"] = {{"fwd", "bwd"}, {{"mode", {"max", "max_det", "avg_in", "avg_ex"}}}, pool_ints};
+        m["bn"] = {{"fwd_inf", "fwd_train", "bwd"}, {{"mode", {"spatial", "persistent", "per_act"}}}, shape};
+        m["optensor"] = {{""}, {{"op", {"add", "mul", "min", "max"}}}, shape};
+        m["bias"] = {{""}, {}, shape};
+        return m;
+    }();
+    return specs;
+}
+
 bool parse_int(const std::string& s, long long* out) {
     if (s.empty()) return false;
     errno = 0;
@@ -48,6 +72,11 @@ bool parse_resnet_line(const std::vector<std::string>& tok, Problem* p, std::str
 
 }  // namespace
 
+std::string Problem::word(const std::string& key, const std::string& fallback) const {
+    auto it = s.find(key);
+    return it == s.end() ? fallback : it->second;
+}
+
 long long Problem::get(const std::string& key, long long fallback) const {
     auto it = v.find(key);
     return it == v.end() ? fallback : it->second;
@@ -56,11 +85,10 @@ long long Problem::get(const std::string& key, long long fallback) const {
 std::string Problem::str() const {
     std::string s = op;
     if (!dir.empty()) s += " " + dir;
+    for (const auto& kv : this->s) s += " " + kv.first + "=" + kv.second;
     s += " dt=" + dt;
-    if (op == "conv") {
-        s += " layout=" + layout;
-        if (math != "default") s += " math=" + math;
-    }
+    if (op != "copy") s += " layout=" + layout;
+    if (op == "conv" && math != "default") s += " math=" + math;
     // A stable key order: the conventional one first, the rest alphabetically.
     static const char* order[] = {"n", "c", "d", "h", "w", "k", "t", "r", "s", "pad", "stride", "dil", "g"};
     std::set<std::string> done;
@@ -102,10 +130,23 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
             return false;
         }
         i = 2;
+    } else if (op_specs().count(p.op)) {
+        const OpSpec& spec = op_specs().at(p.op);
+        if (!spec.dirs.count("")) {
+            if (tok.size() < 2 || !spec.dirs.count(tok[1])) {
+                std::string all;
+                for (const auto& d : spec.dirs) all += (all.empty() ? "" : ", ") + d;
+                *error = p.op + " needs a direction: " + all;
+                return false;
+            }
+            p.dir = tok[1];
+            i = 2;
+        }
     } else if (p.op != "copy") {
-        *error = "unknown operation '" + p.op + "' (conv, copy)";
+        *error = "unknown operation '" + p.op + "' (conv, copy, act, softmax, pool, bn, optensor, bias)";
         return false;
     }
+    const OpSpec* spec = op_specs().count(p.op) ? &op_specs().at(p.op) : nullptr;
     for (; i < tok.size(); ++i) {
         const size_t eq = tok[i].find('=');
         if (eq == std::string::npos || eq == 0) {
@@ -131,6 +172,14 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
                 return false;
             }
             p.math = val;
+        } else if (spec && spec->words.count(key)) {
+            if (!spec->words.at(key).count(val)) {
+                std::string all;
+                for (const auto& w : spec->words.at(key)) all += (all.empty() ? "" : ", ") + w;
+                *error = p.op + ": " + key + "=" + val + " is not one of " + all;
+                return false;
+            }
+            p.s[key] = val;
         } else {
             long long v;
             if (!parse_int(val, &v)) {
@@ -143,6 +192,10 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
             }
             if (p.op == "copy" && key != "n") {
                 *error = "unknown copy parameter '" + key + "' (n)";
+                return false;
+            }
+            if (spec && !spec->ints.count(key)) {
+                *error = "unknown " + p.op + " parameter '" + key + "'";
                 return false;
             }
             if (v < 0 || v > INT_MAX) {
@@ -163,9 +216,22 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
                 *error = std::string(k) + " must be positive";
                 return false;
             }
-    } else if (p.get("n", 0) <= 0) {
-        *error = "copy needs n > 0 (elements)";
-        return false;
+    } else if (p.op == "copy") {
+        if (p.get("n", 0) <= 0) {
+            *error = "copy needs n > 0 (elements)";
+            return false;
+        }
+    } else {
+        for (const char* k : {"n", "c", "h", "w"})
+            if (p.get(k, 0) <= 0) {
+                *error = p.op + " needs " + k + " > 0";
+                return false;
+            }
+        for (const auto& kv : spec->words)  // no defaults: every word parameter is given
+            if (!p.s.count(kv.first)) {
+                *error = p.op + " needs " + kv.first + "=...";
+                return false;
+            }
     }
     *out = p;
     return true;

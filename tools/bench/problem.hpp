@@ -1,6 +1,9 @@
 // Bench problems: one per line, benchdnn-like,
 //   conv fwd dt=f16 layout=nhwc n=32 c=64 h=56 w=56 k=64 r=3 s=3 pad=1 stride=1 dil=1 g=1
 //   copy dt=f32 n=268435456
+//   act fwd mode=relu dt=bf16 layout=nhwc n=128 c=256 h=56 w=56
+//   softmax bwd alg=accurate mode=channel ...     pool fwd mode=max r=3 s=3 pad=1 stride=2 ...
+//   bn fwd_train mode=spatial ...                 optensor op=add ...      bias (cudnnAddTensor, 1xCx1x1)
 // or a line of the shared ResNet file format "n c h w k r s pad stride dil groups".
 #pragma once
 
@@ -11,12 +14,14 @@
 namespace odnn_bench {
 
 struct Problem {
-    std::string op;   // conv, copy
-    std::string dir;  // conv: fwd, bwd_data, bwd_filter
+    std::string op;   // conv, copy, act, softmax, pool, bn, optensor, bias
+    std::string dir;  // conv: fwd, bwd_data, bwd_filter; act/softmax/pool: fwd, bwd; bn: fwd_inf, fwd_train, bwd
     std::string dt = "f32";
     std::string layout = "nchw";
     std::string math = "default";  // conv: default, fma, tensor_op
-    std::map<std::string, long long> v;  // integer parameters
+    std::map<std::string, long long> v;    // integer parameters
+    std::map<std::string, std::string> s;  // word parameters (mode=, alg=, op=)
+    std::string word(const std::string& key, const std::string& fallback) const;
     long long get(const std::string& key, long long fallback) const;
     std::string str() const;             // canonical one-line form (parseable)
 };

@@ -1,0 +1,318 @@
+// Runners of the element-wise and normalization problems (act, softmax, pool, bn,
+// optensor, bias): descriptors and data in the library, launch, read back.
+#include <cstring>
+#include <functional>
+
+#include "conv_bench.hpp"
+#include "data.hpp"
+
+namespace odnn_bench {
+
+namespace {
+
+struct TShape {
+    int nb;
+    int dims[5];
+};
+
+TShape tensor_shape(const Problem& p) {
+    TShape s{};
+    const bool three_d = p.v.count("d") > 0;
+    s.nb = three_d ? 5 : 4;
+    int i = 0;
+    s.dims[i++] = static_cast<int>(p.get("n", 1));
+    s.dims[i++] = static_cast<int>(p.get("c", 1));
+    if (three_d) s.dims[i++] = static_cast<int>(p.get("d", 1));
+    s.dims[i++] = static_cast<int>(p.get("h", 1));
+    s.dims[i++] = static_cast<int>(p.get("w", 1));
+    return s;
+}
+
+// Descriptors and buffers of one run, released together.
+struct Run {
+    CudnnLib& lib;
+    std::vector<cudnnTensorDescriptor_t> tensors;
+    std::vector<Buffer> buffers;
+    explicit Run(CudnnLib& l) : lib(l) { buffers.reserve(16); }
+    ~Run() {
+        for (auto t : tensors) BENCH_CALL(lib, cudnnDestroyTensorDescriptor, t);
+        for (auto& b : buffers) release(&b);
+    }
+    cudnnStatus_t tensor(const Dt& t, int nb, const int* dims, bool nhwc, cudnnTensorDescriptor_t* out) {
+        int strides[8];
+        strides_for(nb, dims, nhwc, strides);
+        BENCH_CALL(lib, cudnnCreateTensorDescriptor, out);
+        tensors.push_back(*out);
+        return BENCH_CALL(lib, cudnnSetTensorNdDescriptor, *out, t.data, nb, dims, strides);
+    }
+    // A buffer of `n` elements filled with the bench's deterministic data.
+    Buffer* buffer(size_t n, const Dt& t, unsigned seed, std::string* err) {
+        buffers.emplace_back();
+        Buffer* b = &buffers.back();
+        if (!alloc(b, n * t.bytes, lib.on_gpu(), err)) return nullptr;
+        const auto host = make_data(n, t, seed);
+        upload(b, host.data(), host.size());
+        return b;
+    }
+    Buffer* filled(size_t n, const Dt& t, double value, std::string* err) {
+        buffers.emplace_back();
+        Buffer* b = &buffers.back();
+        if (!alloc(b, n * t.bytes, lib.on_gpu(), err)) return nullptr;
+        std::vector<unsigned char> host(n * t.bytes);
+        for (size_t i = 0; i < n; ++i) {
+            if (t.data == CUDNN_DATA_DOUBLE) std::memcpy(&host[i * 8], &value, 8);
+            else { const float f = static_cast<float>(value); std::memcpy(&host[i * 4], &f, 4); }
+        }
+        upload(b, host.data(), host.size());
+        return b;
+    }
+};
+
+cudnnActivationMode_t act_mode(const std::string& m) {
+    if (m == "sigmoid") return CUDNN_ACTIVATION_SIGMOID;
+    if (m == "tanh") return CUDNN_ACTIVATION_TANH;
+    if (m == "clipped_relu") return CUDNN_ACTIVATION_CLIPPED_RELU;
+    if (m == "elu") return CUDNN_ACTIVATION_ELU;
+    if (m == "identity") return CUDNN_ACTIVATION_IDENTITY;
+    if (m == "swish") return CUDNN_ACTIVATION_SWISH;
+    return CUDNN_ACTIVATION_RELU;
+}
+
+cudnnPoolingMode_t pool_mode(const std::string& m) {
+    if (m == "max_det") return CUDNN_POOLING_MAX_DETERMINISTIC;
+    if (m == "avg_in") return CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    if (m == "avg_ex") return CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    return CUDNN_POOLING_MAX;
+}
+
+cudnnBatchNormMode_t bn_mode(const std::string& m) {
+    if (m == "persistent") return CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    if (m == "per_act") return CUDNN_BATCHNORM_PER_ACTIVATION;
+    return CUDNN_BATCHNORM_SPATIAL;
+}
+
+// Pooling output dims for the problem's window (2-D r s / 3-D t r s), pad and stride.
+void pool_window(const Problem& p, int nsp, int* win, int* pad, int* stride) {
+    const char* keys[3] = {"t", "r", "s"};
+    for (int i = 0; i < nsp; ++i) {
+        win[i] = static_cast<int>(p.get(keys[3 - nsp + i], 2));
+        pad[i] = static_cast<int>(p.get("pad", 0));
+        stride[i] = static_cast<int>(p.get("stride", win[i]));
+    }
+}
+
+}  // namespace
+
+RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
+    RunResult r;
+    const Dt t = dtype_of(p.dt);
+    const bool nhwc = p.layout == "nhwc";
+    const TShape s = tensor_shape(p);
+    const size_t n = count(s.nb, s.dims);
+    Run run(lib);
+    std::string err;
+    const float f1 = 1.0f, f0 = 0.0f;
+    const double d1 = 1.0, d0 = 0.0;
+    const void* one = t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d1) : &f1;
+    const void* zero = t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d0) : &f0;
+    cudnnTensorDescriptor_t xd, yd;
+    BENCH_TRY("x descriptor", run.tensor(t, s.nb, s.dims, nhwc, &xd));
+    Buffer* x = run.buffer(n, t, 1, &err);
+    Buffer* out = nullptr;
+    size_t out_count = n;
+    std::function<bool()> launch;
+    cudnnStatus_t last = CUDNN_STATUS_SUCCESS;  // status of the latest launch, for messages
+    auto ok = [&last](cudnnStatus_t st) {
+        last = st;
+        return st == CUDNN_STATUS_SUCCESS;
+    };
+
+    if (p.op == "act") {
+        yd = xd;
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        if (!x || !y || !dy || !dx) { r.error = err; return r; }
+        cudnnActivationDescriptor_t ad;
+        BENCH_CALL(lib, cudnnCreateActivationDescriptor, &ad);
+        struct Guard { CudnnLib& l; cudnnActivationDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyActivationDescriptor, d); } } g{lib, ad};
+        const cudnnActivationMode_t m = act_mode(p.word("mode", "relu"));
+        BENCH_TRY("activation descriptor", BENCH_CALL(lib, cudnnSetActivationDescriptor, ad, m, CUDNN_NOT_PROPAGATE_NAN,
+                                                      m == CUDNN_ACTIVATION_CLIPPED_RELU ? 6.0 : 1.0));
+        if (p.dir == "fwd") {
+            out = y;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnActivationForward, lib.handle(), ad, one, xd, x->ptr, zero, yd, y->ptr)); };
+        } else {
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnActivationBackward, lib.handle(), ad, one, yd, y->ptr, yd, dy->ptr, xd, x->ptr, zero, xd, dx->ptr)); };
+        }
+        r.error.clear();
+        if (!launch()) { r.error = status_text(lib, "activation", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "softmax") {
+        yd = xd;
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        if (!x || !y || !dy || !dx) { r.error = err; return r; }
+        const std::string a = p.word("alg", "accurate");
+        const cudnnSoftmaxAlgorithm_t alg = a == "fast" ? CUDNN_SOFTMAX_FAST : a == "log" ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+        const cudnnSoftmaxMode_t mode = p.word("mode", "channel") == "instance" ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL;
+        if (p.dir == "fwd") {
+            out = y;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnSoftmaxForward, lib.handle(), alg, mode, one, xd, x->ptr, zero, yd, y->ptr)); };
+        } else {
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnSoftmaxBackward, lib.handle(), alg, mode, one, yd, y->ptr, yd, dy->ptr, zero, xd, dx->ptr)); };
+        }
+        if (!launch()) { r.error = status_text(lib, "softmax", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "pool") {
+        const int nsp = s.nb - 2;
+        int win[3], pad[3], stride[3], ydims[5];
+        pool_window(p, nsp, win, pad, stride);
+        cudnnPoolingDescriptor_t pd;
+        BENCH_CALL(lib, cudnnCreatePoolingDescriptor, &pd);
+        struct Guard { CudnnLib& l; cudnnPoolingDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyPoolingDescriptor, d); } } g{lib, pd};
+        BENCH_TRY("pooling descriptor", BENCH_CALL(lib, cudnnSetPoolingNdDescriptor, pd, pool_mode(p.word("mode", "max")),
+                                                   CUDNN_NOT_PROPAGATE_NAN, nsp, win, pad, stride));
+        BENCH_TRY("pooling output dims", BENCH_CALL(lib, cudnnGetPoolingNdForwardOutputDim, pd, xd, s.nb, ydims));
+        BENCH_TRY("y descriptor", run.tensor(t, s.nb, ydims, nhwc, &yd));
+        const size_t ny = count(s.nb, ydims);
+        Buffer* y = run.buffer(ny, t, 2, &err);
+        Buffer* dy = run.buffer(ny, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        if (!x || !y || !dy || !dx) { r.error = err; return r; }
+        if (p.dir == "fwd") {
+            out = y;
+            out_count = ny;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnPoolingForward, lib.handle(), pd, one, xd, x->ptr, zero, yd, y->ptr)); };
+        } else {
+            // y must be the forward result of x for max pooling's argmax to be meaningful.
+            if (!ok(BENCH_CALL(lib, cudnnPoolingForward, lib.handle(), pd, one, xd, x->ptr, zero, yd, y->ptr))) {
+                r.error = status_text(lib, "pooling forward (for backward)", last);
+                return r;
+            }
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnPoolingBackward, lib.handle(), pd, one, yd, y->ptr, yd, dy->ptr, xd, x->ptr, zero, xd, dx->ptr)); };
+        }
+        if (!launch()) { r.error = status_text(lib, "pooling", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "bn") {
+        yd = xd;
+        const cudnnBatchNormMode_t mode = bn_mode(p.word("mode", "spatial"));
+        cudnnTensorDescriptor_t pdsc;
+        BENCH_CALL(lib, cudnnCreateTensorDescriptor, &pdsc);
+        run.tensors.push_back(pdsc);
+        BENCH_TRY("cudnnDeriveBNTensorDescriptor", BENCH_CALL(lib, cudnnDeriveBNTensorDescriptor, pdsc, xd, mode));
+        const Dt pt = t.data == CUDNN_DATA_DOUBLE ? dtype_of("f64") : dtype_of("f32");
+        const size_t np = mode == CUDNN_BATCHNORM_PER_ACTIVATION ? n / s.dims[0] : static_cast<size_t>(s.dims[1]);
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        Buffer* scale = run.filled(np, pt, 1.5, &err);
+        Buffer* bias = run.filled(np, pt, 0.25, &err);
+        Buffer* mean = run.filled(np, pt, 0.0, &err);
+        Buffer* var = run.filled(np, pt, 1.0, &err);
+        Buffer* smean = run.filled(np, pt, 0.0, &err);
+        Buffer* sinv = run.filled(np, pt, 1.0, &err);
+        Buffer* dscale = run.filled(np, pt, 0.0, &err);
+        Buffer* dbias = run.filled(np, pt, 0.0, &err);
+        if (!x || !y || !dy || !dx || !dbias) { r.error = err; return r; }
+        const double eps = 1e-5;
+        if (p.dir == "fwd_inf") {
+            out = y;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardInference, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, mean->ptr, var->ptr, eps)); };
+        } else if (p.dir == "fwd_train") {
+            out = y;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTraining, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr)); };
+        } else {
+            // Saved statistics of x, as training would leave them.
+            if (!ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTraining, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr))) {
+                r.error = status_text(lib, "batch-norm forward (for backward)", last);
+                return r;
+            }
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackward, lib.handle(), mode, one, zero, one, zero, xd, x->ptr, xd, dy->ptr, xd, dx->ptr, pdsc, scale->ptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr)); };
+        }
+        if (!launch()) { r.error = status_text(lib, "batch norm", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "optensor" || p.op == "bias") {
+        Buffer* b = nullptr;
+        Buffer* c = run.buffer(n, t, 3, &err);
+        cudnnTensorDescriptor_t bd = xd;
+        if (p.op == "bias") {
+            int bdims[5] = {1, s.dims[1], 1, 1, 1};
+            BENCH_TRY("bias descriptor", run.tensor(t, s.nb, bdims, nhwc, &bd));
+            b = run.buffer(static_cast<size_t>(s.dims[1]), t, 2, &err);
+        } else {
+            b = run.buffer(n, t, 2, &err);
+        }
+        if (!x || !b || !c) { r.error = err; return r; }
+        out = c;
+        if (p.op == "bias") {
+            // C = 1 * bias + 1 * C: the in-place accumulate frameworks use.
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnAddTensor, lib.handle(), one, bd, b->ptr, one, xd, c->ptr)); };
+        } else {
+            const std::string w = p.word("op", "add");
+            const cudnnOpTensorOp_t op = w == "mul" ? CUDNN_OP_TENSOR_MUL : w == "min" ? CUDNN_OP_TENSOR_MIN : w == "max" ? CUDNN_OP_TENSOR_MAX : CUDNN_OP_TENSOR_ADD;
+            cudnnOpTensorDescriptor_t od;
+            BENCH_CALL(lib, cudnnCreateOpTensorDescriptor, &od);
+            struct Guard { CudnnLib& l; cudnnOpTensorDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyOpTensorDescriptor, d); } } g{lib, od};
+            BENCH_TRY("op-tensor descriptor", BENCH_CALL(lib, cudnnSetOpTensorDescriptor, od, op, t.compute == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnOpTensor, lib.handle(), od, one, xd, x->ptr, one, bd, b->ptr, zero, xd, c->ptr)); };
+            if (!launch()) { r.error = status_text(lib, "op tensor", last); return r; }
+            bool good = false;
+            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+            if (!good) { r.error = "a timed run failed"; return r; }
+        }
+        if (p.op == "bias") {
+            if (!launch()) { r.error = status_text(lib, "add tensor", last); return r; }
+            bool good = false;
+            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+            if (!good) { r.error = "a timed run failed"; return r; }
+            // C accumulated an unknown number of times: compare after one fresh run.
+            const auto fresh = make_data(n, t, 3);
+            upload(c, fresh.data(), fresh.size());
+            launch();
+        }
+    }
+    if (o.check && out) {
+        std::vector<unsigned char> raw(out_count * t.bytes);
+        download(raw.data(), *out, raw.size());
+        r.out = to_double(raw, t);
+    }
+    r.ok = true;
+    return r;
+}
+
+double op_bytes(const Problem& p) {
+    const TShape s = tensor_shape(p);
+    const double tensor = static_cast<double>(count(s.nb, s.dims)) * dtype_of(p.dt).bytes;
+    // One read of every input plus one write of every output (the anchors' convention).
+    if (p.op == "act") return p.dir == "fwd" ? 2 * tensor : 4 * tensor;      // bwd: y, dy, x -> dx
+    if (p.op == "softmax") return p.dir == "fwd" ? 2 * tensor : 3 * tensor;  // bwd: y, dy -> dx
+    if (p.op == "bn") return p.dir == "bwd" ? 3 * tensor : 2 * tensor;       // bwd: x, dy -> dx
+    if (p.op == "optensor") return 3 * tensor;
+    if (p.op == "bias") return 2 * tensor;                                     // read C, write C
+    if (p.op == "pool") {
+        const int nsp = s.nb - 2;
+        int win[3], pad[3], stride[3];
+        pool_window(p, nsp, win, pad, stride);
+        double out = static_cast<double>(s.dims[0]) * s.dims[1];
+        for (int i = 0; i < nsp; ++i) out *= 1 + (s.dims[2 + i] + 2 * pad[i] - win[i]) / stride[i];
+        const double ty = out * dtype_of(p.dt).bytes;
+        return p.dir == "fwd" ? tensor + ty : 2 * tensor + 2 * ty;  // bwd: y, dy, x -> dx
+    }
+    return 2 * tensor;
+}
+
+}  // namespace odnn_bench
