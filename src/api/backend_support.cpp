@@ -7,6 +7,7 @@
 #include "core/impl_registry.hpp"
 #include "core/ops.hpp"
 #include "core/norm_problem.hpp"
+#include "core/pool_problem.hpp"
 #include "core/tensor_ops.hpp"
 #include "core/activation_softmax.hpp"
 
@@ -60,6 +61,12 @@ const OpEntry kOps[] = {
     {"cudnnNormalizationForwardInference", from_registry<core::BnFwdInferenceProblem>},
     {"cudnnNormalizationForwardTraining", from_registry<core::BnFwdTrainingProblem>},
     {"cudnnNormalizationBackward", from_registry<core::BnBackwardProblem>},
+    {"cudnnPoolingForward", from_registry<core::PoolingFwdProblem>},
+    {"cudnnPoolingBackward", from_registry<core::PoolingBwdProblem>},
+    {"cudnnLRNCrossChannelForward", from_registry<core::LrnProblem>},
+    {"cudnnLRNCrossChannelBackward", from_registry<core::LrnProblem>},
+    {"cudnnDivisiveNormalizationForward", from_registry<core::DivNormProblem>},
+    {"cudnnDivisiveNormalizationBackward", from_registry<core::DivNormProblem>},
 };
 
 }  // namespace
