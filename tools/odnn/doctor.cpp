@@ -28,6 +28,7 @@ namespace {
 const char* const kApiNameList[] = {
 #include "doctor_api_names.inc"
 };
+static_assert(sizeof kApiNameList / sizeof kApiNameList[0] >= 200, "the embedded cuDNN API list is incomplete");
 
 constexpr double kProbeTimeout = 180;  // NVIDIA's libraries are large; loading them takes a while on slow disks
 

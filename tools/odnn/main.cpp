@@ -3,7 +3,10 @@
 #include <cstring>
 #include <string>
 
+#include "bench.hpp"
 #include "commands.hpp"
+#include "odnn/odnn.h"
+#include <dlfcn.h>
 
 namespace {
 
@@ -17,9 +20,11 @@ void usage(FILE* to) {
                  "  doctor [--lib PATH] [--archive FILE] [--json]\n"
                  "                              find every cuDNN (odnn's or NVIDIA's) a program could load,\n"
                  "                              say which one it gets, and check it; `odnn doctor --help`\n"
+                 "  bench [options] [problem ...] the same problems through one or several cuDNN\n"
+                 "                              libraries side by side; `odnn bench --help`\n"
                  "  help                        this text\n"
                  "\n"
-                 "bench and selftest are planned and not part of this build yet.\n");
+                 "selftest is planned and not part of this build yet.\n");
 }
 
 }  // namespace
@@ -37,7 +42,14 @@ int main(int argc, char** argv) {
         usage(stdout);
         return 0;
     }
-    if (cmd == "bench" || cmd == "selftest") {
+    if (cmd == "bench") {
+        // By default the bench measures the odnn this tool is linked with.
+        Dl_info self;
+        std::string lib = "libcudnn.so.9";
+        if (dladdr(reinterpret_cast<void*>(&cudnnGetVersion), &self) && self.dli_fname) lib = self.dli_fname;
+        return odnn_bench::cmd_bench(args, lib);
+    }
+    if (cmd == "selftest") {
         std::fprintf(stderr, "odnn %s: not implemented in this version of odnn\n", cmd.c_str());
         return 2;
     }
