@@ -48,6 +48,18 @@ struct Io<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 out(float v) { return __float2bfloat16_rn(v); }
 };
 
+template <>
+struct Io<int8_t> {  // pooling forward only: saturating, round to nearest even, NaN -> 0
+    using C = float;
+    static constexpr int kVec = 4;
+    static __device__ __forceinline__ float in(int8_t v) { return static_cast<float>(v); }
+    static __device__ __forceinline__ int8_t out(float v) {
+        if (v != v) return 0;
+        v = fminf(fmaxf(v, -128.0f), 127.0f);
+        return static_cast<int8_t>(__float2int_rn(v));
+    }
+};
+
 template <class T, int V>
 struct alignas(sizeof(T) * V) Vec {
     T v[V];
