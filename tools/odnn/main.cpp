@@ -1,4 +1,6 @@
 // odnn: one command-line tool for the people who install, debug and measure cuDNN.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -6,7 +8,6 @@
 #include "bench.hpp"
 #include "commands.hpp"
 #include "odnn/odnn.h"
-#include <dlfcn.h>
 
 namespace {
 
