@@ -1,0 +1,120 @@
+// CUDA cudnnActivationForward / Backward on the element-wise engine (cuda/ew_common.cuh).
+//
+// Bytes moved (n elements of s bytes, beta = 0; beta != 0 adds one read of the output):
+//   forward   read x, write y                                  2 n s
+//   backward  read dy and the one of x / y the mode needs      3 n s
+//             (SIGMOID, TANH: y; the others: x; IDENTITY: dy only, 2 n s)
+// Packed tensors of one layout take the flat kernel (16-byte vectors); any other strides
+// the strided kernel. Math in float for FLOAT / HALF / BFLOAT16, double for DOUBLE.
+#include "core/activation_softmax.hpp"
+#include "cuda/ew_common.cuh"
+
+namespace odnn::cuda {
+
+using core::Status;
+
+namespace {
+
+template <class A>
+struct ActFwd {
+    static constexpr int kInputs = 1;
+    int mode;
+    bool propagate_nan;
+    A coef, swish_beta, alpha, beta;
+    __device__ A operator()(const A* in) const {
+        return alpha * core::act_forward<A>(mode, propagate_nan, coef, swish_beta, in[0]);
+    }
+};
+
+// Inputs: dy and the one tensor the derivative reads (y for SIGMOID / TANH, x otherwise).
+template <class A>
+struct ActBwd {
+    static constexpr int kInputs = 2;
+    int mode;
+    bool propagate_nan;
+    A coef, swish_beta, alpha, beta;
+    __device__ A operator()(const A* in) const {
+        const A dy = in[0], v = in[1];
+        return alpha * core::act_backward<A>(mode, propagate_nan, coef, swish_beta, v, v, dy);
+    }
+};
+
+// IDENTITY backward: dx = alpha * dy (+ beta * dx).
+template <class A>
+struct ScaleCopy {
+    static constexpr int kInputs = 1;
+    A alpha, beta;
+    __device__ A operator()(const A* in) const { return alpha * in[0]; }
+};
+
+bool uses_y(int mode) { return mode == CUDNN_ACTIVATION_SIGMOID || mode == CUDNN_ACTIVATION_TANH; }
+
+template <class T>
+Status act_fwd_typed(const core::Handle& h, const core::ActivationFwdProblem& p) {
+    using A = typename AccOf<T>::type;
+    ActFwd<A> f{p.act.mode, p.act.propagate_nan, static_cast<A>(p.act.coef), static_cast<A>(p.act.swish_beta),
+                static_cast<A>(p.scale.alpha), static_cast<A>(p.scale.beta)};
+    EwOperands e;
+    e.n = 2;
+    e.ops[0] = &p.y;
+    e.data[0] = p.y_data;
+    e.ops[1] = &p.x;
+    e.data[1] = p.x_data;
+    return launch_ew<T, T>(e, f, h.stream, "cuda_activation_fwd");
+}
+
+template <class T>
+Status act_bwd_typed(const core::Handle& h, const core::ActivationBwdProblem& p) {
+    using A = typename AccOf<T>::type;
+    EwOperands e;
+    e.ops[0] = &p.dx;
+    e.data[0] = p.dx_data;
+    e.ops[1] = &p.dy;
+    e.data[1] = p.dy_data;
+    if (p.act.mode == CUDNN_ACTIVATION_IDENTITY) {
+        e.n = 2;
+        ScaleCopy<A> f{static_cast<A>(p.scale.alpha), static_cast<A>(p.scale.beta)};
+        return launch_ew<T, T>(e, f, h.stream, "cuda_activation_bwd");
+    }
+    e.n = 3;
+    e.ops[2] = uses_y(p.act.mode) ? &p.y : &p.x;
+    e.data[2] = uses_y(p.act.mode) ? p.y_data : p.x_data;
+    ActBwd<A> f{p.act.mode, p.act.propagate_nan, static_cast<A>(p.act.coef), static_cast<A>(p.act.swish_beta),
+                static_cast<A>(p.scale.alpha), static_cast<A>(p.scale.beta)};
+    return launch_ew<T, T>(e, f, h.stream, "cuda_activation_bwd");
+}
+
+class CudaActivationFwd final : public core::Impl<core::ActivationFwdProblem> {
+public:
+    const char* name() const override { return "cuda_activation_fwd"; }
+    Status execute(const core::Handle& h, const core::ActivationFwdProblem& p) const override {
+        switch (p.y.dtype) {
+            case CUDNN_DATA_FLOAT: return act_fwd_typed<float>(h, p);
+            case CUDNN_DATA_DOUBLE: return act_fwd_typed<double>(h, p);
+            case CUDNN_DATA_HALF: return act_fwd_typed<__half>(h, p);
+            case CUDNN_DATA_BFLOAT16: return act_fwd_typed<__nv_bfloat16>(h, p);
+            default: return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "cuda_activation_fwd: data type %d", p.y.dtype);
+        }
+    }
+};
+
+class CudaActivationBwd final : public core::Impl<core::ActivationBwdProblem> {
+public:
+    const char* name() const override { return "cuda_activation_bwd"; }
+    Status execute(const core::Handle& h, const core::ActivationBwdProblem& p) const override {
+        switch (p.dx.dtype) {
+            case CUDNN_DATA_FLOAT: return act_bwd_typed<float>(h, p);
+            case CUDNN_DATA_DOUBLE: return act_bwd_typed<double>(h, p);
+            case CUDNN_DATA_HALF: return act_bwd_typed<__half>(h, p);
+            case CUDNN_DATA_BFLOAT16: return act_bwd_typed<__nv_bfloat16>(h, p);
+            default: return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "cuda_activation_bwd: data type %d", p.dx.dtype);
+        }
+    }
+};
+
+}  // namespace
+
+ODNN_REGISTER_IMPL(cuda, core::ActivationFwdProblem, CudaActivationFwd, core::kPriorityGeneric);
+ODNN_REGISTER_IMPL(cuda, core::ActivationBwdProblem, CudaActivationBwd, core::kPriorityGeneric);
+
+}  // namespace odnn::cuda
