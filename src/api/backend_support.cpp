@@ -8,6 +8,8 @@
 #include "core/ops.hpp"
 #include "core/norm_problem.hpp"
 #include "core/pool_problem.hpp"
+#include "core/dropout_problem.hpp"
+#include "core/spatial_tf_problem.hpp"
 #include "core/tensor_ops.hpp"
 #include "core/activation_softmax.hpp"
 
@@ -67,6 +69,12 @@ const OpEntry kOps[] = {
     {"cudnnLRNCrossChannelBackward", from_registry<core::LrnProblem>},
     {"cudnnDivisiveNormalizationForward", from_registry<core::DivNormProblem>},
     {"cudnnDivisiveNormalizationBackward", from_registry<core::DivNormProblem>},
+    {"cudnnDropoutForward", from_registry<core::DropoutProblem>},
+    {"cudnnDropoutBackward", from_registry<core::DropoutProblem>},
+    {"cudnnSpatialTfGridGeneratorForward", from_registry<core::SpatialTfGridProblem>},
+    {"cudnnSpatialTfGridGeneratorBackward", from_registry<core::SpatialTfGridProblem>},
+    {"cudnnSpatialTfSamplerForward", from_registry<core::SpatialTfSamplerProblem>},
+    {"cudnnSpatialTfSamplerBackward", from_registry<core::SpatialTfSamplerProblem>},
 };
 
 }  // namespace

@@ -134,8 +134,12 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
     off = align256(off + f8);
     pl.off_coef = off;
     off = align256(off + 4 * f8);  // four coefficient arrays, sized for double
-    pl.bytes = off;
+    pl.bytes = off + 256;           // room to align a caller's workspace pointer
     return pl;
+}
+
+char* align_up256(char* p) {
+    return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + 255) / 256 * 256);
 }
 
 // ---- Block reduction of two doubles ----
@@ -796,6 +800,7 @@ public:
             ODNN_RETURN_IF_ERROR(scratch.allocate(pl.bytes, h.stream));
             ws = static_cast<char*>(scratch.get());
         }
+        ws = align_up256(ws);
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;
@@ -832,6 +837,7 @@ public:
             ODNN_RETURN_IF_ERROR(scratch.allocate(pl.bytes, h.stream));
             ws = static_cast<char*>(scratch.get());
         }
+        ws = align_up256(ws);
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;

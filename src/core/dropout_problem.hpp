@@ -1,0 +1,79 @@
+// Dropout (cudnnDropoutForward / Backward): the counter-based generator both backends
+// share, and the problem.
+//
+// The generator is Philox4x32-10 keyed by the 64-bit seed. The states buffer (layout
+// in core/ops_desc.hpp, DropoutStates) holds the counter `offset`; a forward call over
+// n elements uses the 128-bit blocks start = ceil(offset / 4) ... and element i (in the
+// row-major order of x's dims) takes word i % 4 of block start + i / 4. Element i is
+// kept when that word is >= threshold = floor(p * 2^32); kept elements are scaled by
+// 1 / (1 - p) (computed in float). The call then sets offset = 4 * (start + ceil(n / 4)).
+// So the mask depends only on (seed, offset, i): the same on every backend, bit for bit.
+// The reserve space holds the mask, bit i of 32-bit word i / 32 (the remaining bits of
+// the last word are 0); backward reads it: dx = dy * mask * 1 / (1 - p).
+// p <= 0 (or NaN) keeps everything and needs no states; p >= 1 drops everything.
+#pragma once
+
+#include <cstdint>
+
+#include "core/handle.hpp"
+#include "core/impl_registry.hpp"
+#include "core/ops_desc.hpp"
+#include "core/scalar_convert.hpp"
+#include "core/tensor_desc.hpp"
+
+namespace odnn::core {
+
+ODNN_HD void philox_mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
+    const uint64_t p = static_cast<uint64_t>(a) * b;
+    *hi = static_cast<uint32_t>(p >> 32);
+    *lo = static_cast<uint32_t>(p);
+}
+
+// Philox4x32 with 10 rounds: counter (c0..c3), key (k0, k1) -> four random words.
+ODNN_HD void philox4x32_10(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
+    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+    for (int r = 0; r < 10; ++r) {
+        if (r > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        uint32_t hi0, lo0, hi1, lo1;
+        philox_mulhilo(0xD2511F53u, c0, &hi0, &lo0);
+        philox_mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+
+// The four random words of block `block` for `seed`.
+ODNN_HD void dropout_block(uint64_t seed, uint64_t block, uint32_t out[4]) {
+    const uint32_t ctr[4] = {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0x6f646e6eu, 0u};
+    philox4x32_10(ctr, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), out);
+}
+
+ODNN_HD uint64_t dropout_first_block(uint64_t offset) { return (offset + 3) / 4; }
+
+struct DropoutProblem {
+    static constexpr const char* kOpName = "dropout";
+    bool backward = false;
+    TensorDesc x, y;  // forward: x -> y; backward: dy -> dx
+    const void* x_data = nullptr;
+    void* y_data = nullptr;
+    void* states = nullptr;  // forward: read and advanced (NULL when p <= 0)
+    uint32_t* reserve = nullptr;
+    bool keep_all = false;
+    bool drop_all = false;
+    uint32_t threshold = 0;
+    float scale = 1.0f;
+};
+
+// Builds and dispatches (the API layer fills x, y, the pointers and `backward`).
+Status dropout(const Handle& h, const DropoutDesc& d, DropoutProblem& p, size_t reserve_bytes);
+
+}  // namespace odnn::core
