@@ -1160,6 +1160,11 @@ private:
                 js.push_back(jobj({{"name", jstr(p.get(k + ".name"))}, {"cc", jstr(cc)}}));
             }
             c.summary = std::to_string(n) + " GPU" + (n == 1 ? "" : "s") + " visible";
+            if (odnn_cpu_only()) {
+                c.worst(Verdict::Warn);
+                c.summary += ", but this odnn was built without CUDA: the GPU stays unused";
+                c.fix = "build odnn with CUDA (cmake -DODNN_WITH_CUDA=ON) to use the GPU";
+            }
             if (unsupported) {
                 c.worst(Verdict::Fail);
                 c.summary += "; " + std::to_string(unsupported) + " too old for this cuDNN";
@@ -1306,6 +1311,15 @@ private:
         } else if (p.get("check") == "ok") {
             c.summary = head + "; cudnnSetTensor + cudnnScaleTensor on a 1x2x3x4 float tensor in " + where +
                         " memory gave the expected 3.0 everywhere";
+            // A GPU that is there but not used: the silent case.
+            if (backend == "cpu" && !odnn_cpu_only() && driver_probe_.num("devices", 0) > 0) {
+                c.worst(Verdict::Warn);
+                const std::string forced = getenv_str("ODNN_BACKEND");
+                c.details.push_back("a GPU is visible, yet the handle runs on the CPU backend" +
+                                    (forced.empty() ? std::string() : " because ODNN_BACKEND=" + forced + " is set"));
+                c.fix = forced.empty() ? "see `odnn info` for why the CUDA backend was not chosen"
+                                       : "unset ODNN_BACKEND to let odnn use the GPU";
+            }
         } else if (p.has("check")) {
             c.worst(Verdict::Fail);
             c.summary = head + "; WRONG RESULT from cudnnSetTensor / cudnnScaleTensor: " + p.get("check_detail");
