@@ -57,6 +57,13 @@ void with_storage(cudnnDataType_t t, F&& f) {
     }
 }
 
+// Whether the data movement around BLAS calls (im2col, col2im, conversions) splits over
+// OpenMP threads. Not with a pthreads OpenBLAS that threads its GEMMs: its workers spin
+// for a while after each call, and OpenMP workers started then would fight them for the
+// same cores (measured: several times slower on two cores). The GEMMs still use every
+// core; the copies then run on the calling thread.
+bool loops_threaded_around_blas();
+
 // Ids handled by the zero-workspace direct implementation regardless of shape.
 inline bool algo_is_direct(const core::ConvProblem& p) { return p.algo == 0; }
 

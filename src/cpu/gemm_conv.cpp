@@ -39,8 +39,11 @@ using core::Status;
 
 namespace {
 
-constexpr int64_t kColBytes = int64_t{8} << 20;  // soft cap of the column buffer
-constexpr int64_t kWidePixels = 1024;            // batch images until a GEMM is this wide
+// Set per call (loops_threaded_around_blas) and read by the OpenMP `if` clauses below.
+thread_local bool threaded = true;
+
+constexpr int64_t kColBytes = int64_t{1} << 20;  // soft cap of the column buffer
+constexpr int64_t kMinWidth = 256;               // GEMMs over fewer pixels are inefficient
 
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -109,19 +112,18 @@ Plan plan(const ConvProblem& p) {
                     pl.dy_operand = y_t && p.y.strides[1] == 1 && p.y.pixels_uniform() && p.y.strides[4] >= p.k;
                 const bool y_in_place = p.kind == ConvKind::fwd ? pl.out_direct : pl.dy_operand;
                 int64_t per_px = (pl.x_operand ? 0 : kr) + (y_in_place ? 0 : (p.kind == ConvKind::fwd ? p.kg() : p.k));
-                pl.chunk = per_px == 0 ? np : std::min(np, std::max<int64_t>(64, col_cap / std::max<int64_t>(1, per_px)));
+                pl.chunk = per_px == 0 ? np : std::min(np, std::max<int64_t>(kMinWidth, col_cap / per_px));
                 pl.col_elems = pl.x_operand ? 0 : pl.chunk * kr;
                 pl.io_elems = y_in_place ? 0 : pl.chunk * (p.kind == ConvKind::fwd ? p.kg() : p.k);
             } else {
-                pl.imgs = op >= kWidePixels || p.n == 1
-                              ? 1
-                              : std::min(p.n, std::max<int64_t>(1, std::min(kWidePixels / op, col_cap / (kr * op))));
+                // GEMMs at least kMinWidth pixels wide, wider while the column buffer
+                // stays within its cap; small images are batched.
+                const int64_t width = std::max(kMinWidth, col_cap / kr);
+                pl.imgs = op >= width ? 1 : std::min(p.n, std::max<int64_t>(1, width / op));
                 const bool one_img = pl.imgs == 1;
                 pl.x_operand = pl.unit && one_img && x_t && p.x.spatial_packed() && p.x.strides[1] >= op;
                 const bool y_ok = one_img && y_t && p.y.spatial_packed() && p.y.strides[1] >= op;
-                if (!one_img) pl.chunk = pl.imgs * op;
-                else if (pl.x_operand) pl.chunk = op;  // no column buffer to bound
-                else pl.chunk = std::min(op, std::max<int64_t>(256, col_cap / kr));
+                pl.chunk = one_img ? std::min(op, width) : pl.imgs * op;
                 if (p.kind == ConvKind::fwd) pl.out_direct = y_ok;
                 else pl.dy_operand = y_ok;
                 pl.col_elems = pl.x_operand ? 0 : kr * pl.chunk;
@@ -145,21 +147,25 @@ Plan plan(const ConvProblem& p) {
                 if (pl.unit)
                     pl.out_direct = x_t && p.x.strides[1] == 1 && p.x.pixels_uniform() && p.x.strides[4] >= p.c;
                 const int64_t per_img = (pl.out_direct ? 0 : op * kr) + (pl.dy_operand ? 0 : op * p.k);
-                pl.imgs = per_img == 0 ? p.n : std::min(p.n, std::max<int64_t>(1, col_cap / per_img));
+                pl.imgs = per_img == 0 ? p.n
+                                       : std::min(p.n, std::max<int64_t>((kMinWidth + op - 1) / op, col_cap / per_img));
                 pl.chunk = pl.imgs * op;
                 pl.col_elems = pl.out_direct ? 0 : pl.chunk * kr;
                 pl.io_elems = pl.dy_operand ? 0 : pl.chunk * p.k;
             } else {
-                pl.dy_operand = y_t && p.y.spatial_packed() && p.y.strides[1] >= op;
-                pl.chunk = op;
+                // Whole images per chunk (the gather needs every tap of an input pixel),
+                // batched while small; input channels chunked to bound the columns.
+                pl.imgs = std::min(p.n, std::max<int64_t>(1, kMinWidth / op));
+                pl.chunk = pl.imgs * op;
+                pl.dy_operand = pl.imgs == 1 && y_t && p.y.spatial_packed() && p.y.strides[1] >= op;
                 if (pl.unit) {
-                    pl.out_direct = x_t && p.x.spatial_packed() && p.x.strides[1] >= ip;
+                    pl.out_direct = pl.imgs == 1 && x_t && p.x.spatial_packed() && p.x.strides[1] >= ip;
                     pl.cc = p.cg();
                 } else {
-                    pl.cc = std::min(p.cg(), std::max<int64_t>(1, col_cap / (taps * op)));
+                    pl.cc = std::min(p.cg(), std::max<int64_t>(1, col_cap / (taps * pl.chunk)));
                 }
-                pl.col_elems = pl.out_direct ? 0 : pl.cc * taps * op;
-                pl.io_elems = pl.dy_operand ? 0 : p.k * op;
+                pl.col_elems = pl.out_direct ? 0 : pl.cc * taps * pl.chunk;
+                pl.io_elems = pl.dy_operand ? 0 : p.k * pl.chunk;
             }
             break;
         }
@@ -181,29 +187,83 @@ inline Pix pixel_of(const ConvTensor& t, int64_t q) {
     return r;
 }
 
+template <class S>
+inline void put(S* o, double v);
+template <>
+inline void put(float* o, double v) { *o = static_cast<float>(v); }
+template <>
+inline void put(double* o, double v) { *o = v; }
+template <>
+inline void put(HalfBits* o, double v) { o->bits = core::float_to_half(static_cast<float>(v)); }
+template <>
+inline void put(Bf16Bits* o, double v) { o->bits = core::float_to_bf16(static_cast<float>(v)); }
+
+// alpha * acc (+ beta * old) in the compute type T, for `count` outputs `stride` apart.
+template <class S, class T>
+inline void store_run(S* o, int64_t stride, const T* acc, int64_t count, T alpha, T beta) {
+    if (beta != T(0)) {
+        for (int64_t i = 0; i < count; ++i)
+            put(o + i * stride, static_cast<double>(alpha * acc[i] + beta * static_cast<T>(to_float(o[i * stride]))));
+    } else {
+        for (int64_t i = 0; i < count; ++i) put(o + i * stride, static_cast<double>(alpha * acc[i]));
+    }
+}
+
 // A (rows x len) channel-major block (row stride ld) into channels [c0, c0 + rows) and
 // global pixels [q0, q0 + len) of tensor t.
 template <class T>
 void write_cm(const ConvProblem& p, void* base, const ConvTensor& t, int64_t c0, int64_t rows, int64_t q0,
               int64_t len, const T* blk, int64_t ld) {
-#pragma omp parallel for schedule(static) if (rows * len > 16384)
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < len; ++j) {
-            const Pix x = pixel_of(t, q0 + j);
-            blend_store(p, base, t, static_cast<double>(blk[r * ld + j]), x.n, c0 + r, x.d, x.h, x.w);
+    if (p.epi.enabled) {
+#pragma omp parallel for schedule(static) if (threaded && rows * len > 16384)
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < len; ++j) {
+                const Pix x = pixel_of(t, q0 + j);
+                blend_store(p, base, t, static_cast<double>(blk[r * ld + j]), x.n, c0 + r, x.d, x.h, x.w);
+            }
+        return;
+    }
+    with_storage(t.dtype, [&](auto tag) {
+        using S = decltype(tag);
+        S* out = static_cast<S*>(base);
+        const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
+#pragma omp parallel for schedule(static) if (threaded && rows * len > 16384)
+        for (int64_t r = 0; r < rows; ++r) {
+            int64_t j = 0;
+            while (j < len) {
+                const Pix x = pixel_of(t, q0 + j);
+                const int64_t seg = std::min(t.dims[4] - x.w, len - j);
+                store_run(out + t.offset(x.n, c0 + r, x.d, x.h, x.w), t.strides[4], blk + r * ld + j, seg, alpha,
+                          beta);
+                j += seg;
+            }
         }
+    });
 }
 
 // A (len x cols) pixel-major block into global pixels [q0, q0 + len), channels [c0, c0 + cols).
 template <class T>
 void write_pm(const ConvProblem& p, void* base, const ConvTensor& t, int64_t c0, int64_t cols, int64_t q0,
               int64_t len, const T* blk, int64_t ld) {
-#pragma omp parallel for schedule(static) if (cols * len > 16384)
-    for (int64_t j = 0; j < len; ++j) {
-        const Pix x = pixel_of(t, q0 + j);
-        for (int64_t c = 0; c < cols; ++c)
-            blend_store(p, base, t, static_cast<double>(blk[j * ld + c]), x.n, c0 + c, x.d, x.h, x.w);
+    if (p.epi.enabled) {
+#pragma omp parallel for schedule(static) if (threaded && cols * len > 16384)
+        for (int64_t j = 0; j < len; ++j) {
+            const Pix x = pixel_of(t, q0 + j);
+            for (int64_t c = 0; c < cols; ++c)
+                blend_store(p, base, t, static_cast<double>(blk[j * ld + c]), x.n, c0 + c, x.d, x.h, x.w);
+        }
+        return;
     }
+    with_storage(t.dtype, [&](auto tag) {
+        using S = decltype(tag);
+        S* out = static_cast<S*>(base);
+        const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
+#pragma omp parallel for schedule(static) if (threaded && cols * len > 16384)
+        for (int64_t j = 0; j < len; ++j) {
+            const Pix x = pixel_of(t, q0 + j);
+            store_run(out + t.offset(x.n, c0, x.d, x.h, x.w), t.strides[1], blk + j * ld, cols, alpha, beta);
+        }
+    });
 }
 
 // After the GEMM wrote alpha * acc + beta' * y in place: the rest of the fused epilogue.
@@ -212,7 +272,7 @@ void epilogue_in_place(const ConvProblem& p, T* y, bool z_aliased, int64_t c0, i
                        int64_t len, bool pm) {
     const ConvTensor& t = p.y;
     const int64_t total = rows * len;
-#pragma omp parallel for schedule(static) if (total > 16384)
+#pragma omp parallel for schedule(static) if (threaded && total > 16384)
     for (int64_t i = 0; i < total; ++i) {
         const int64_t r = pm ? i % rows : i / len, j = pm ? i / rows : i % len;
         const Pix x = pixel_of(t, q0 + j);
@@ -239,7 +299,7 @@ void im2col_cm(const ConvProblem& p, const S* x, int64_t g, int64_t q0, int64_t 
     const int64_t taps = p.filt_pixels(), rows = p.cg() * taps;
     const int64_t ohw = p.out[1] * p.out[2], op = p.out[0] * ohw;
     const ConvTensor& xt = p.x;
-#pragma omp parallel for schedule(static) if (rows * len > 32768)
+#pragma omp parallel for schedule(static) if (threaded && rows * len > 32768)
     for (int64_t row = 0; row < rows; ++row) {
         const int64_t cl = row / taps, f = row % taps;
         const int64_t t = tap(p, 0, f / (p.filt[1] * p.filt[2])), r = tap(p, 1, f / p.filt[2] % p.filt[1]),
@@ -288,7 +348,7 @@ void im2col_pm(const ConvProblem& p, const S* x, int64_t g, int64_t q0, int64_t 
     const int64_t ohw = p.out[1] * p.out[2], op = p.out[0] * ohw;
     const ConvTensor& xt = p.x;
     const int64_t sc = xt.strides[1];
-#pragma omp parallel for schedule(static) if (len * kr > 32768)
+#pragma omp parallel for schedule(static) if (threaded && len * kr > 32768)
     for (int64_t j = 0; j < len; ++j) {
         const int64_t q = q0 + j, n = q / op, pix = q % op;
         const int64_t od = pix / ohw, oh = pix / p.out[2] % p.out[1], ow = pix % p.out[2];
@@ -323,19 +383,25 @@ template <class S, class T>
 void gather_dense(const ConvTensor& t, const S* src, int64_t q0, int64_t len, bool pm, T* io) {
     const int64_t ch = t.dims[1];
     if (pm) {
-#pragma omp parallel for schedule(static) if (len * ch > 32768)
+#pragma omp parallel for schedule(static) if (threaded && len * ch > 32768)
         for (int64_t j = 0; j < len; ++j) {
             const Pix x = pixel_of(t, q0 + j);
             const S* s = src + t.offset(x.n, 0, x.d, x.h, x.w);
             for (int64_t c = 0; c < ch; ++c) io[j * ch + c] = static_cast<T>(to_float(s[c * t.strides[1]]));
         }
     } else {
-#pragma omp parallel for schedule(static) if (len * ch > 32768)
-        for (int64_t c = 0; c < ch; ++c)
-            for (int64_t j = 0; j < len; ++j) {
+#pragma omp parallel for schedule(static) if (threaded && len * ch > 32768)
+        for (int64_t c = 0; c < ch; ++c) {
+            int64_t j = 0;
+            while (j < len) {
                 const Pix x = pixel_of(t, q0 + j);
-                io[c * len + j] = static_cast<T>(to_float(src[t.offset(x.n, c, x.d, x.h, x.w)]));
+                const int64_t seg = std::min(t.dims[4] - x.w, len - j);
+                const S* s = src + t.offset(x.n, c, x.d, x.h, x.w);
+                T* d = io + c * len + j;
+                for (int64_t i = 0; i < seg; ++i) d[i] = static_cast<T>(to_float(s[i * t.strides[4]]));
+                j += seg;
             }
+        }
     }
 }
 
@@ -344,7 +410,7 @@ void gather_dense(const ConvTensor& t, const S* src, int64_t q0, int64_t len, bo
 template <class S, class T>
 void pack_filter(const ConvProblem& p, const S* w, bool pm, T* out) {
     const int64_t taps = p.filt_pixels(), cg = p.cg(), kr = cg * taps;
-#pragma omp parallel for schedule(static) if (p.k * kr > 32768)
+#pragma omp parallel for schedule(static) if (threaded && p.k * kr > 32768)
     for (int64_t k = 0; k < p.k; ++k)
         for (int64_t c = 0; c < cg; ++c)
             for (int64_t f = 0; f < taps; ++f) {
@@ -358,7 +424,7 @@ void pack_filter(const ConvProblem& p, const S* w, bool pm, T* out) {
 template <class T>
 void write_filter(const ConvProblem& p, const T* acc, bool pm) {
     const int64_t taps = p.filt_pixels(), cg = p.cg(), kr = cg * taps;
-#pragma omp parallel for schedule(static) if (p.k * kr > 16384)
+#pragma omp parallel for schedule(static) if (threaded && p.k * kr > 16384)
     for (int64_t k = 0; k < p.k; ++k)
         for (int64_t c = 0; c < cg; ++c)
             for (int64_t f = 0; f < taps; ++f) {
@@ -370,16 +436,17 @@ void write_filter(const ConvProblem& p, const T* acc, bool pm) {
 
 // dx from dgrad columns: dx[c, i] = sum over taps of col at the output pixel that tap
 // reaches from i. Channel-major col rows (cl, t, r, s) over one image's output pixels.
-template <class T>
-void col2im_cm(const ConvProblem& p, const T* col, int64_t n, int64_t c0, int64_t cc) {
+template <class S, class T>
+void col2im_cm(const ConvProblem& p, const T* col, int64_t ld, int64_t n0, int64_t imgs, int64_t c0, int64_t cc) {
     const int64_t taps = p.filt_pixels(), op = p.out_pixels(), ohw = p.out[1] * p.out[2];
-    const int64_t rows = cc * p.in[0] * p.in[1];
-#pragma omp parallel if (rows * p.in[2] * taps > 32768)
+    const int64_t rows = imgs * cc * p.in[0] * p.in[1];
+#pragma omp parallel if (threaded && rows * p.in[2] * taps > 32768)
     {
         std::vector<T> acc(static_cast<size_t>(p.in[2]));
 #pragma omp for schedule(static)
         for (int64_t row = 0; row < rows; ++row) {
-            const int64_t cl = row / (p.in[0] * p.in[1]), id = row / p.in[1] % p.in[0], ih = row % p.in[1];
+            const int64_t nl = row / (cc * p.in[0] * p.in[1]), cl = row / (p.in[0] * p.in[1]) % cc;
+            const int64_t id = row / p.in[1] % p.in[0], ih = row % p.in[1];
             std::fill(acc.begin(), acc.end(), T(0));
             for (int64_t ft = 0; ft < p.filt[0]; ++ft) {
                 const int64_t nd = id + p.pad[0] - tap(p, 0, ft) * p.dil[0];
@@ -391,33 +458,33 @@ void col2im_cm(const ConvProblem& p, const T* col, int64_t n, int64_t c0, int64_
                     const int64_t oh = nh / p.stride[1];
                     for (int64_t fs = 0; fs < p.filt[2]; ++fs) {
                         const int64_t f = (ft * p.filt[1] + fr) * p.filt[2] + fs;
-                        const T* src = col + (cl * taps + f) * op + od * ohw + oh * p.out[2];
+                        const T* src = col + (cl * taps + f) * ld + nl * op + od * ohw + oh * p.out[2];
                         const int64_t off = tap(p, 2, fs) * p.dil[2] - p.pad[2];  // iw = ow * stride + off
                         int64_t lo = off >= 0 ? 0 : (-off + p.stride[2] - 1) / p.stride[2];
-                        const int64_t hi = std::min(p.out[2], p.in[2] - 1 - off < 0 ? 0 : (p.in[2] - 1 - off) / p.stride[2] + 1);
+                        const int64_t hi =
+                            std::min(p.out[2], p.in[2] - 1 - off < 0 ? 0 : (p.in[2] - 1 - off) / p.stride[2] + 1);
+                        T* a = acc.data();
                         if (p.stride[2] == 1) {
-                            T* a = acc.data();
                             for (int64_t ow = lo; ow < hi; ++ow) a[ow + off] += src[ow];
                         } else {
-                            for (int64_t ow = lo; ow < hi; ++ow) acc[static_cast<size_t>(ow * p.stride[2] + off)] += src[ow];
+                            for (int64_t ow = lo; ow < hi; ++ow) a[ow * p.stride[2] + off] += src[ow];
                         }
                     }
                 }
             }
-            const int64_t c = c0 + cl;
-            for (int64_t iw = 0; iw < p.in[2]; ++iw)
-                blend_store(p, p.x_data, p.x, static_cast<double>(acc[static_cast<size_t>(iw)]), n, c, id, ih, iw);
+            S* o = static_cast<S*>(p.x_data) + p.x.offset(n0 + nl, c0 + cl, id, ih, 0);
+            store_run(o, p.x.strides[4], acc.data(), p.in[2], static_cast<T>(p.alpha), static_cast<T>(p.beta));
         }
     }
 }
 
 // Pixel-major: col rows are output pixels of images [n0, n0 + imgs), columns (t, r, s, c).
-template <class T>
+template <class S, class T>
 void col2im_pm(const ConvProblem& p, const T* col, int64_t g, int64_t n0, int64_t imgs) {
     const int64_t cg = p.cg(), taps = p.filt_pixels(), kr = cg * taps;
     const int64_t op = p.out_pixels(), ohw = p.out[1] * p.out[2];
     const int64_t rows = imgs * p.in[0] * p.in[1];
-#pragma omp parallel if (rows * p.in[2] * kr > 32768)
+#pragma omp parallel if (threaded && rows * p.in[2] * kr > 32768)
     {
         std::vector<T> acc(static_cast<size_t>(p.in[2] * cg));
 #pragma omp for schedule(static)
@@ -445,10 +512,11 @@ void col2im_pm(const ConvProblem& p, const T* col, int64_t g, int64_t n0, int64_
                     }
                 }
             }
-            for (int64_t iw = 0; iw < p.in[2]; ++iw)
-                for (int64_t c = 0; c < cg; ++c)
-                    blend_store(p, p.x_data, p.x, static_cast<double>(acc[static_cast<size_t>(iw * cg + c)]), n0 + nl,
-                                g * cg + c, id, ih, iw);
+            for (int64_t iw = 0; iw < p.in[2]; ++iw) {
+                S* o = static_cast<S*>(p.x_data) + p.x.offset(n0 + nl, g * cg, id, ih, iw);
+                store_run(o, p.x.strides[1], acc.data() + iw * cg, cg, static_cast<T>(p.alpha),
+                          static_cast<T>(p.beta));
+            }
         }
     }
 }
@@ -578,39 +646,45 @@ void run_bwd_data(const ConvProblem& p, const Plan& pl, const Buffers<T>& b) {
                     write_pm(p, p.x_data, p.x, g * cg, cg, q0, len, b.col, cg);
                 } else {
                     gemm(false, false, len, kr, kg, T(1), dy + g * kg, lddy, wg, kr, T(0), b.col, kr);
-                    col2im_pm(p, b.col, g, n0, imgs);
+                    with_storage(p.x.dtype, [&](auto tag) { col2im_pm<decltype(tag), T>(p, b.col, g, n0, imgs); });
                 }
             }
         }
         return;
     }
-    for (int64_t n = 0; n < p.n; ++n) {
-        const T* dyn;
+    for (int64_t n0 = 0; n0 < p.n; n0 += pl.imgs) {
+        const int64_t imgs = std::min(pl.imgs, p.n - n0), len = imgs * op;
+        const T* dy;
         int64_t lddy;
         if (pl.dy_operand) {
-            dyn = static_cast<const T*>(p.y_data) + n * p.y.strides[0];
+            dy = static_cast<const T*>(p.y_data) + n0 * p.y.strides[0];
             lddy = p.y.strides[1];
         } else {
             with_storage(p.y.dtype, [&](auto s) {
-                gather_dense(p.y, static_cast<const decltype(s)*>(p.y_data), n * op, op, false, b.io);
+                gather_dense(p.y, static_cast<const decltype(s)*>(p.y_data), n0 * op, len, false, b.io);
             });
-            dyn = b.io;
-            lddy = op;
+            dy = b.io;
+            lddy = len;
         }
         for (int64_t g = 0; g < p.groups; ++g) {
             const T* wg = w + g * kg * kr;
-            const T* dyg = dyn + g * kg * lddy;
+            const T* dyg = dy + g * kg * lddy;
             if (pl.unit && pl.out_direct) {
-                T* dx = static_cast<T*>(p.x_data) + n * p.x.strides[0] + g * cg * p.x.strides[1];
+                T* dx = static_cast<T*>(p.x_data) + n0 * p.x.strides[0] + g * cg * p.x.strides[1];
                 gemm(true, false, cg, ip, kg, static_cast<T>(p.alpha), wg, kr, dyg, lddy, static_cast<T>(p.beta), dx,
                      p.x.strides[1]);
                 continue;
             }
             for (int64_t c0 = 0; c0 < cg; c0 += pl.cc) {
                 const int64_t cc = std::min(pl.cc, cg - c0);
-                gemm(true, false, cc * taps, op, kg, T(1), wg + c0 * taps, kr, dyg, lddy, T(0), b.col, op);
-                if (pl.unit) write_cm(p, p.x_data, p.x, g * cg + c0, cc, n * ip, ip, b.col, op);
-                else col2im_cm(p, b.col, n, g * cg + c0, cc);
+                gemm(true, false, cc * taps, len, kg, T(1), wg + c0 * taps, kr, dyg, lddy, T(0), b.col, len);
+                if (pl.unit) {
+                    write_cm(p, p.x_data, p.x, g * cg + c0, cc, n0 * ip, len, b.col, len);
+                } else {
+                    with_storage(p.x.dtype, [&](auto tag) {
+                        col2im_cm<decltype(tag), T>(p, b.col, len, n0, imgs, g * cg + c0, cc);
+                    });
+                }
             }
         }
     }
@@ -715,6 +789,7 @@ public:
 private:
     template <class T>
     static void run(const ConvProblem& p, const Plan& pl) {
+        threaded = loops_threaded_around_blas();
         const Buffers<T> b = carve<T>(pl, p.workspace);
         switch (p.kind) {
             case ConvKind::fwd: run_fwd<T>(p, pl, b); break;
