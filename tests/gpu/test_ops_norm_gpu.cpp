@@ -14,6 +14,7 @@
 #include "common/test_util.hpp"
 #include "odnn/odnn.h"
 #include "ops_norm/bn_runner.hpp"
+#include "ops_norm/misc_runners.hpp"
 #include "ops_norm/pool_runner.hpp"
 
 #ifndef ODNN_OPS_NORM_CASES_DIR
@@ -181,6 +182,105 @@ std::vector<Case> gpu_pool_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuPool, ::testing::ValuesIn(gpu_pool_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
+
+// ---- Dropout: masks, outputs and the advanced offset bit-identical to the CPU ----
+
+class GpuDropout : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuDropout, BitIdenticalToCpu) {
+    const Case& c = GetParam();
+    SCOPED_TRACE(c.where());
+    Backends b;
+    DropData on_gpu, on_cpu;
+    drop_setup(on_gpu, c);
+    drop_setup(on_cpu, c);
+    {
+        DeviceMemory mem;
+        drop_run(on_gpu, b.gpu, mem);
+    }
+    HostMemory host;
+    drop_run(on_cpu, b.cpu, host);
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(on_gpu.reserve_runs.size(), on_cpu.reserve_runs.size());
+    for (size_t r = 0; r < on_cpu.reserve_runs.size(); ++r) {
+        EXPECT_TRUE(on_gpu.reserve_runs[r] == on_cpu.reserve_runs[r]) << "mask of call " << r;
+        EXPECT_TRUE(on_gpu.y_runs[r] == on_cpu.y_runs[r]) << "y of call " << r;
+    }
+    EXPECT_TRUE(on_gpu.dx->buf == on_cpu.dx->buf) << "dx";
+    EXPECT_EQ(on_gpu.offset_after, on_cpu.offset_after);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GpuDropout,
+                         ::testing::ValuesIn(load_cases(ODNN_OPS_NORM_CASES_DIR, "dropout.txt", "drop")),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
+
+// ---- LRN and divisive normalization ----
+
+class GpuLrn : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuLrn, MatchesCpu) {
+    const Case& c = GetParam();
+    SCOPED_TRACE(c.where());
+    Backends b;
+    LrnData on_gpu, on_cpu;
+    lrn_setup(on_gpu, c);
+    lrn_setup(on_cpu, c);
+    {
+        DeviceMemory mem;
+        lrn_run(on_gpu, b.gpu, mem);
+    }
+    HostMemory host;
+    lrn_run(on_cpu, b.cpu, host);
+    if (HasFatalFailure()) return;
+    expect_match(*on_gpu.y, *on_cpu.y, "y");
+    expect_match(*on_gpu.dx, *on_cpu.dx, "dx", 10);
+    if (on_cpu.dmeans) expect_match(*on_gpu.dmeans, *on_cpu.dmeans, "dMeans", 10);
+}
+
+std::vector<Case> gpu_lrn_cases() {
+    std::vector<Case> v = load_cases(ODNN_OPS_NORM_CASES_DIR, "lrn.txt", "lrn");
+    for (const Case& c : load_cases(ODNN_OPS_NORM_CASES_DIR, "lrn.txt", "divnorm")) v.push_back(c);
+    for (const char* op : {"lrn", "divnorm"})
+        for (const Case& c : load_cases(ODNN_OPS_NORM_CASES_DIR, "gpu_sized.txt", op)) v.push_back(c);
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GpuLrn, ::testing::ValuesIn(gpu_lrn_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
+
+// ---- Spatial transformer ----
+
+class GpuStf : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuStf, MatchesCpu) {
+    const Case& c = GetParam();
+    SCOPED_TRACE(c.where());
+    Backends b;
+    StfData on_gpu, on_cpu;
+    stf_setup(on_gpu, c);
+    stf_setup(on_cpu, c);
+    {
+        DeviceMemory mem;
+        stf_run(on_gpu, b.gpu, mem);
+    }
+    HostMemory host;
+    stf_run(on_cpu, b.cpu, host);
+    if (HasFatalFailure()) return;
+    expect_match(*on_gpu.grid, *on_cpu.grid, "grid");
+    expect_match(*on_gpu.y, *on_cpu.y, "y");
+    expect_match(*on_gpu.dx, *on_cpu.dx, "dx", 10);
+    expect_match(*on_gpu.dgrid, *on_cpu.dgrid, "dgrid", 10);
+    expect_match(*on_gpu.dtheta, *on_cpu.dtheta, "dtheta", 10);
+}
+
+std::vector<Case> gpu_stf_cases() {
+    std::vector<Case> v = load_cases(ODNN_OPS_NORM_CASES_DIR, "spatial_tf.txt", "stf");
+    for (const Case& c : load_cases(ODNN_OPS_NORM_CASES_DIR, "gpu_sized.txt", "stf")) v.push_back(c);
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GpuStf, ::testing::ValuesIn(gpu_stf_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
 
 }  // namespace
