@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # The GPU machine's recipe: build odnn with CUDA (Ninja, all cores), run the
 # gpu-labelled tests and the CPU suite against the CUDA build, write logs to $OUT
-# (or ./gpu-logs). Usage: scripts/gpu-check.sh [extra ctest -R regex]
+# (or ./gpu-logs). Usage:
+#   scripts/gpu-check.sh [--tests REGEX] [--bench "ARGS"]...
+# --bench runs `odnn bench ARGS --lib <NVIDIA's cuDNN> --lib <odnn>` (NVIDIA first: the
+# ratios are odnn's speed relative to NVIDIA's), one log per --bench under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+tests_regex=""
+benches=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tests) tests_regex="$2"; shift 2 ;;
+    --bench) benches+=("$2"); shift 2 ;;
+    *) echo "gpu-check: unknown argument $1"; exit 2 ;;
+  esac
+done
 out="${OUT:-$PWD/gpu-logs}"
 mkdir -p "$out"
 build=build-gpu
@@ -28,8 +40,19 @@ ninja -C "$build" -j "$jobs" > "$out/build.log" 2>&1 || { grep -E 'error|FAILED'
 echo "build: $(( $(date +%s) - start )) s (archs $archs)" | tee -a "$out/machine.txt"
 
 status=0
-ctest --test-dir "$build" -L gpu --output-on-failure ${1:+-R "$1"} > "$out/ctest-gpu.log" 2>&1 || status=1
+ctest --test-dir "$build" -L gpu --output-on-failure ${tests_regex:+-R "$tests_regex"} > "$out/ctest-gpu.log" 2>&1 || status=1
 tail -15 "$out/ctest-gpu.log"
 ctest --test-dir "$build" -L cpu -j "$jobs" --output-on-failure > "$out/ctest-cpu.log" 2>&1 || status=1
 tail -5 "$out/ctest-cpu.log"
+
+i=0
+for b in "${benches[@]}"; do
+  i=$((i + 1))
+  libs=()
+  [ -n "${CUDNN_LIB_DIR:-}" ] && libs+=(--lib "$CUDNN_LIB_DIR/libcudnn.so.9")
+  libs+=(--lib "$PWD/$build/lib/libcudnn.so.9")
+  # shellcheck disable=SC2086
+  timeout 400 "$build/bin/odnn" bench $b "${libs[@]}" > "$out/bench-$i.txt" 2>&1 || status=1
+  tail -4 "$out/bench-$i.txt"
+done
 exit $status
