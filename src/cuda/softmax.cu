@@ -10,7 +10,7 @@
 //   column      the reduced elements are at a fixed stride with the positions between
 //               them contiguous (CHANNEL over NCHW: C at stride H*W): a block takes 32
 //               consecutive positions x all L channels into shared memory with
-//               coalesced 32-element row loads, each warp reduces a slice of the
+//               coalesced 32-element row loads, each of 16 warps reduces a slice of the
 //               channels, and the results leave as coalesced rows. fwd 2 n s, bwd 3 n s.
 //               When L * 32 elements (x2 for bwd) exceed 96 KiB of shared memory, one
 //               thread per position reads its column twice (fwd 3 n s, bwd 5 n s).
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(kRowBlock) softmax_bwd_row_block(const T* y, c
 
 // ---- Column kernels: element (o, l, i) at (o * L + l) * inner + i, reduced over l ----
 
-constexpr int kColWarps = 8;
+constexpr int kColWarps = 16;  // 512 threads: enough loads in flight with 3-6 blocks per SM
 constexpr int kColTile = 32;  // positions per block (one per lane)
 constexpr size_t kColSmemMax = 96 * 1024;
 
@@ -277,25 +277,31 @@ __global__ void __launch_bounds__(kColWarps * 32) softmax_fwd_col_tile(const T* 
     for (int64_t b = blockIdx.x; b < outer * tiles; b += gridDim.x) {
         const int64_t o = b / tiles, i = (b % tiles) * kColTile + lane;
         const bool valid = i < inner;
-        const int64_t base = o * L * inner + i;
-        // Each thread loads, and later reads back, the channels l = warp (mod kColWarps).
-        MaxSum<A> st = ms_empty<A>();
-        for (int l = warp; l < L; l += kColWarps) {
-            const T e = valid ? x[base + l * inner] : T(0.0f);
-            tile[l * kColTile + lane] = e;
-            if (valid) st = ms_add(st, static_cast<A>(to_acc(e)));
+        const T* xb = x + o * L * inner + i;
+        // Each thread loads, and later reads back, the channels l = warp (mod kColWarps):
+        // first only loads (many in flight), then the statistics from shared memory.
+        if (valid) {
+#pragma unroll 8
+            for (int l = warp; l < L; l += kColWarps) tile[l * kColTile + lane] = xb[static_cast<int64_t>(l) * inner];
         }
+        MaxSum<A> st = ms_empty<A>();
+        if (valid)
+            for (int l = warp; l < L; l += kColWarps) st = ms_add(st, static_cast<A>(to_acc(tile[l * kColTile + lane])));
         red_m[warp][lane] = st.m;
         red_s[warp][lane] = st.s;
         __syncthreads();
         MaxSum<A> all = ms_empty<A>();
+#pragma unroll
         for (int w = 0; w < kColWarps; ++w) all = ms_merge(all, MaxSum<A>{red_m[w][lane], red_s[w][lane]});
         const A inv_s = A(1) / all.s, log_s = loga(all.s);
-        if (valid)
+        if (valid) {
+            T* yb = y + o * L * inner + i;
+#pragma unroll 4
             for (int l = warp; l < L; l += kColWarps)
-                put(y, base + l * inner,
+                put(yb, static_cast<int64_t>(l) * inner,
                     fwd_value(static_cast<A>(to_acc(tile[l * kColTile + lane])), all.m, inv_s, log_s, log_mode), alpha,
                     beta);
+        }
         __syncthreads();  // red_m / red_s are rewritten by the next tile
     }
 }
@@ -316,25 +322,32 @@ __global__ void __launch_bounds__(kColWarps * 32) softmax_bwd_col_tile(const T* 
         const int64_t o = b / tiles, i = (b % tiles) * kColTile + lane;
         const bool valid = i < inner;
         const int64_t base = o * L * inner + i;
-        A sum = 0;
-        for (int l = warp; l < L; l += kColWarps) {
-            const T ey = valid ? y[base + l * inner] : T(0.0f);
-            const T ed = valid ? dy[base + l * inner] : T(0.0f);
-            ty[l * kColTile + lane] = ey;
-            td[l * kColTile + lane] = ed;
-            const A d = to_acc(ed);
-            sum += log_mode ? d : d * static_cast<A>(to_acc(ey));
+        if (valid) {
+#pragma unroll 8
+            for (int l = warp; l < L; l += kColWarps) {
+                ty[l * kColTile + lane] = y[base + static_cast<int64_t>(l) * inner];
+                td[l * kColTile + lane] = dy[base + static_cast<int64_t>(l) * inner];
+            }
         }
+        A sum = 0;
+        if (valid)
+            for (int l = warp; l < L; l += kColWarps) {
+                const A d = to_acc(td[l * kColTile + lane]);
+                sum += log_mode ? d : d * static_cast<A>(to_acc(ty[l * kColTile + lane]));
+            }
         red[warp][lane] = sum;
         __syncthreads();
         A all = 0;
+#pragma unroll
         for (int w = 0; w < kColWarps; ++w) all += red[w][lane];
-        if (valid)
+        if (valid) {
+#pragma unroll 4
             for (int l = warp; l < L; l += kColWarps)
-                put(dx, base + l * inner,
+                put(dx, base + static_cast<int64_t>(l) * inner,
                     bwd_value(static_cast<A>(to_acc(ty[l * kColTile + lane])),
                               static_cast<A>(to_acc(td[l * kColTile + lane])), all, log_mode),
                     alpha, beta);
+        }
         __syncthreads();
     }
 }
