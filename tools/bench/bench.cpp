@@ -185,7 +185,7 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
     for (const Problem& b : base) {
         const auto ds = b.op == "conv" && !dirs.empty() ? dirs : std::vector<std::string>{b.dir};
         const auto ts = !dts.empty() ? dts : std::vector<std::string>{b.dt};
-        const auto ls = b.op == "conv" && !layouts.empty() ? layouts : std::vector<std::string>{b.layout};
+        const auto ls = b.op != "copy" && !layouts.empty() ? layouts : std::vector<std::string>{b.layout};
         for (const auto& d : ds)
             for (const auto& t : ts)
                 for (const auto& l : ls) {
