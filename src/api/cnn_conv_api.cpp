@@ -59,7 +59,7 @@ void copy_perf(const std::vector<ConvAlgoPerf>& v, int n, Perf* out) {
 }
 
 Status check_request(int requested, const int* returned, const void* perf) {
-    ODNN_REQUIRE_PARAM(requested > 0, "requestedAlgoCount = %d must be positive", requested);
+    ODNN_REQUIRE_PARAM(requested >= 0, "requestedAlgoCount = %d is negative", requested);
     ODNN_REQUIRE_PARAM(returned != nullptr, "returnedAlgoCount is NULL");
     ODNN_REQUIRE_PARAM(perf != nullptr, "perfResults is NULL");
     return Status::ok();
@@ -79,6 +79,8 @@ Status get_v7(const odnn::core::Handle& h, const ConvProblem& p, int requested, 
 template <class Perf, class Algo>
 Status find(const odnn::core::Handle& h, const ConvProblem& p, size_t limit, int requested, int* returned,
             Perf* perf) {
+    *returned = 0;
+    if (requested == 0) return Status::ok();  // nothing asked: nothing run
     const int count = odnn::core::conv_algo_count(p.kind);
     std::vector<ConvAlgoPerf> v(static_cast<size_t>(count));
     ODNN_RETURN_IF_ERROR(odnn::core::conv_find_algorithms(h, p, limit, v.data(), count));

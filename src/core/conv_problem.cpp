@@ -186,7 +186,7 @@ Status check_data_types(ConvKind kind, const TensorDesc& x, const FilterDesc& w,
     const char* yname = kind == ConvKind::fwd ? "yDesc" : "dyDesc";
     const char* xname = kind == ConvKind::bwd_data ? "dxDesc" : "xDesc";
     if (is_float_type(x.dtype) || is_float_type(w.dtype)) {
-        ODNN_REQUIRE_PARAM(x.dtype == w.dtype && x.dtype == y.dtype,
+        ODNN_REQUIRE_SUPPORTED(x.dtype == w.dtype && x.dtype == y.dtype,
                            "%s (%s), wDesc (%s) and %s (%s) must have the same data type", xname,
                            dtype_name(x.dtype), dtype_name(w.dtype), yname, dtype_name(y.dtype));
         const cudnnDataType_t ct = cd.compute_type;
@@ -210,15 +210,16 @@ Status check_data_types(ConvKind kind, const TensorDesc& x, const FilterDesc& w,
     ODNN_REQUIRE_SUPPORTED(cd.compute_type == CUDNN_DATA_INT32,
                            "8-bit integer convolution needs compute type INT32, got %s", dtype_name(cd.compute_type));
     const int xv = dtype_vector_count(x.dtype), wv = dtype_vector_count(w.dtype);
-    ODNN_REQUIRE_PARAM(scalar_type(w.dtype) == CUDNN_DATA_INT8, "wDesc: 8-bit filters must be INT8, INT8x4 or INT8x32");
-    ODNN_REQUIRE_PARAM(xv == wv, "xDesc (%s) and wDesc (%s) must have the same vector width", dtype_name(x.dtype),
+    ODNN_REQUIRE_SUPPORTED(scalar_type(w.dtype) == CUDNN_DATA_INT8,
+                           "wDesc: 8-bit filters must be INT8, INT8x4 or INT8x32");
+    ODNN_REQUIRE_SUPPORTED(xv == wv, "xDesc (%s) and wDesc (%s) must have the same vector width", dtype_name(x.dtype),
                        dtype_name(w.dtype));
-    ODNN_REQUIRE_PARAM(wv == 1 || w.format == CUDNN_TENSOR_NCHW_VECT_C,
+    ODNN_REQUIRE_SUPPORTED(wv == 1 || w.format == CUDNN_TENSOR_NCHW_VECT_C,
                        "wDesc: %s filters need format CUDNN_TENSOR_NCHW_VECT_C", dtype_name(w.dtype));
     const bool y_int = y.dtype == CUDNN_DATA_INT8 || y.dtype == CUDNN_DATA_INT8x4 || y.dtype == CUDNN_DATA_INT8x32;
-    ODNN_REQUIRE_PARAM(y.dtype == CUDNN_DATA_FLOAT || y_int, "yDesc: an 8-bit convolution writes INT8 or FLOAT, got %s",
-                       dtype_name(y.dtype));
-    ODNN_REQUIRE_PARAM(!y_int || dtype_vector_count(y.dtype) == xv,
+    ODNN_REQUIRE_SUPPORTED(y.dtype == CUDNN_DATA_FLOAT || y_int,
+                           "yDesc: an 8-bit convolution writes INT8 or FLOAT, got %s", dtype_name(y.dtype));
+    ODNN_REQUIRE_SUPPORTED(!y_int || dtype_vector_count(y.dtype) == xv,
                        "yDesc (%s) must have xDesc's (%s) vector width", dtype_name(y.dtype), dtype_name(x.dtype));
     return Status::ok();
 }
@@ -297,20 +298,20 @@ Status set_conv_epilogue(ConvProblem* p, const TensorDesc& y, const TensorDesc& 
     ODNN_REQUIRE_SUPPORTED(mode == CUDNN_ACTIVATION_RELU || mode == CUDNN_ACTIVATION_IDENTITY,
                            "activation mode %d: cudnnConvolutionBiasActivationForward supports RELU and IDENTITY",
                            static_cast<int>(mode));
-    ODNN_REQUIRE_SUPPORTED(mode != CUDNN_ACTIVATION_IDENTITY || p->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                           "activation IDENTITY needs algo IMPLICIT_PRECOMP_GEMM, got %s",
-                           conv_algo_name(ConvKind::fwd, p->algo));
     ODNN_REQUIRE_PARAM(z.nb_dims == y.nb_dims, "zDesc has %d dims but yDesc has %d", z.nb_dims, y.nb_dims);
     for (int i = 0; i < y.nb_dims; ++i)
         ODNN_REQUIRE_PARAM(z.dims[i] == y.dims[i], "zDesc dim %d is %lld but yDesc's is %lld", i,
                            static_cast<long long>(z.dims[i]), static_cast<long long>(y.dims[i]));
     ODNN_REQUIRE_PARAM(z.dtype == y.dtype, "zDesc (%s) must have yDesc's data type (%s)", dtype_name(z.dtype),
                        dtype_name(y.dtype));
-    ODNN_REQUIRE_PARAM(bias.nb_dims == y.nb_dims, "biasDesc has %d dims but yDesc has %d", bias.nb_dims, y.nb_dims);
+    // A bias of another shape is NOT_SUPPORTED_SHAPE in cuDNN 9.19 (measured).
+    ODNN_REQUIRE(bias.nb_dims == y.nb_dims, CUDNN_STATUS_NOT_SUPPORTED_SHAPE, "biasDesc has %d dims but yDesc has %d",
+                 bias.nb_dims, y.nb_dims);
     for (int i = 0; i < bias.nb_dims; ++i) {
         const int64_t want = i == 1 ? y.dims[1] : 1;
-        ODNN_REQUIRE_PARAM(bias.dims[i] == want, "biasDesc dim %d is %lld; it must be %lld (bias is 1 x K x 1 x 1)", i,
-                           static_cast<long long>(bias.dims[i]), static_cast<long long>(want));
+        ODNN_REQUIRE(bias.dims[i] == want, CUDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                     "biasDesc dim %d is %lld; it must be %lld (bias is 1 x K x 1 x 1)", i,
+                     static_cast<long long>(bias.dims[i]), static_cast<long long>(want));
     }
     ODNN_REQUIRE_PARAM(bias.dtype == y.dtype || bias.dtype == CUDNN_DATA_FLOAT,
                        "biasDesc (%s) must have yDesc's data type (%s) or FLOAT", dtype_name(bias.dtype),
@@ -347,12 +348,21 @@ const char* conv_config_name(const ConvProblem& p) {
 }
 
 // ---------------------------------------------------------------------------
-// Which algorithm ids cuDNN offers for a problem. These follow cuDNN's documented
-// support tables where they restrict an algorithm to a shape family (FFT and Winograd
-// need unit stride and dilation, FFT a packed NCHW image of at most 256 per padded side,
-// Winograd 3x3 (NONFUSED also 5x5) 2-d filters; forward DIRECT and backward-filter
-// WINOGRAD are not implemented by cuDNN; 8-bit data runs only the implicit GEMMs).
-// Everything else is accepted: all of them run on the implementations below.
+// Which algorithm ids cuDNN offers for a problem: the support tables measured on NVIDIA's
+// cuDNN 9.19 (H200), where they restrict an id to a family of problems:
+//   - every id but the implicit GEMMs needs NCHW images and filters (packed spatial dims);
+//     3-d channels-last problems get IMPLICIT_PRECOMP_GEMM / ALGO_1 only;
+//   - GEMM: 2-d, not TRUE_HALF; forward DIRECT, WINOGRAD (fused, forward and backward
+//     data), backward-filter WINOGRAD and FFT_TILING: never;
+//   - FFT: 2-d, unit stride and dilation, filter larger than padding, input + 2 x padding
+//     <= 256, FLOAT or PSEUDO_HALF; FFT_TILING: unit dilation, filter larger than padding,
+//     FLOAT or PSEUDO_HALF (also DOUBLE in 3-d);
+//   - WINOGRAD_NONFUSED: 2-d, unit stride and dilation, 3x3 or 5x5, not DOUBLE;
+//   - backward-filter ALGO_0 and ALGO_3: not TRUE_HALF; ALGO_3 also unit dilation;
+//   - 8-bit data: forward implicit GEMMs only, channels-last images and filters, input
+//     channels a multiple of 4, INT32 compute.
+// An id outside its direction's enum is NOT_SUPPORTED, as in cuDNN. All supported ids run
+// on the implementations listed in src/cpu/conv_common.hpp.
 
 namespace {
 
@@ -361,6 +371,8 @@ bool unit_stride_dilation(const ConvProblem& p) {
         if (p.stride[i] != 1 || p.dil[i] != 1) return false;
     return true;
 }
+
+bool unit_dilation(const ConvProblem& p) { return p.dil[0] == 1 && p.dil[1] == 1 && p.dil[2] == 1; }
 
 bool filter_larger_than_pad(const ConvProblem& p) {
     for (int i = 3 - p.nb_spatial; i < 3; ++i)
@@ -375,7 +387,8 @@ bool fft_small_enough(const ConvProblem& p) {
 }
 
 bool nchw_family(const ConvProblem& p) {
-    return !p.w_nhwc && p.x.spatial_packed() && p.y.spatial_packed();
+    return !p.w_nhwc && p.w.vect == 1 && p.x.spatial_packed() && p.y.spatial_packed() &&
+           (p.c == 1 || p.x.strides[1] != 1) && (p.k == 1 || p.y.strides[1] != 1);
 }
 
 bool filter_is(const ConvProblem& p, int64_t r) { return p.filt[1] == r && p.filt[2] == r; }
@@ -386,92 +399,104 @@ Status conv_algo_supported(const ConvProblem& p, int algo) {
     const char* kname = p.kind == ConvKind::fwd ? "cudnnConvolutionFwdAlgo_t"
                         : p.kind == ConvKind::bwd_data ? "cudnnConvolutionBwdDataAlgo_t"
                                                         : "cudnnConvolutionBwdFilterAlgo_t";
-    ODNN_REQUIRE_PARAM(algo >= 0 && algo < conv_algo_count(p.kind), "algo %d is not a %s value", algo, kname);
+    ODNN_REQUIRE_SUPPORTED(algo >= 0 && algo < conv_algo_count(p.kind), "algo %d is not a %s value", algo, kname);
     const char* aname = conv_algo_name(p.kind, algo);
-    const bool is_int = !is_float_type(p.x.dtype);
-    const bool two_d = p.nb_spatial == 2;
     const cudnnDataType_t dt = p.x.dtype;
+    const bool two_d = p.nb_spatial == 2;
     const bool true_half = dt == CUDNN_DATA_HALF && p.compute == CUDNN_DATA_HALF;
-    const bool fft_types = dt == CUDNN_DATA_FLOAT || (dt == CUDNN_DATA_HALF && !true_half);
-    const bool tiling_types = fft_types || dt == CUDNN_DATA_DOUBLE;
-    const bool wino_types = dt == CUDNN_DATA_FLOAT || dt == CUDNN_DATA_HALF;
+    const bool nchw = nchw_family(p);
+    const char* config = conv_config_name(p);
 
-    // Shared shape rules of the FFT and Winograd families.
-    auto fft_rules = [&](bool tiling) -> Status {
-        ODNN_REQUIRE_SUPPORTED(tiling ? tiling_types : (fft_types && two_d),
-                               "algo %s does not support %s %d-d convolutions", aname, conv_config_name(p),
-                               p.nb_spatial);
-        ODNN_REQUIRE_SUPPORTED(unit_stride_dilation(p), "algo %s needs unit strides and dilations", aname);
-        ODNN_REQUIRE_SUPPORTED(nchw_family(p), "algo %s needs NCHW filters and fully packed NCHW images", aname);
-        ODNN_REQUIRE_SUPPORTED(filter_larger_than_pad(p), "algo %s needs each filter dim larger than its padding",
-                               aname);
-        ODNN_REQUIRE_SUPPORTED(tiling || fft_small_enough(p),
-                               "algo %s needs input + 2 x padding <= 256 in each spatial dim", aname);
-        if (tiling && two_d)
-            ODNN_REQUIRE_SUPPORTED(p.filt[1] <= 32 && p.filt[2] <= 32, "algo %s needs filters of at most 32x32",
-                                   aname);
-        return Status::ok();
-    };
-    auto winograd_rules = [&](bool nonfused) -> Status {
-        ODNN_REQUIRE_SUPPORTED(two_d && wino_types && (nonfused || !true_half),
-                               "algo %s does not support %s %d-d convolutions", aname, conv_config_name(p),
-                               p.nb_spatial);
-        ODNN_REQUIRE_SUPPORTED(unit_stride_dilation(p), "algo %s needs unit strides and dilations", aname);
-        ODNN_REQUIRE_SUPPORTED(filter_is(p, 3) || (nonfused && filter_is(p, 5)),
-                               "algo %s needs %s filters, got %lldx%lld", aname, nonfused ? "3x3 or 5x5" : "3x3",
-                               static_cast<long long>(p.filt[1]), static_cast<long long>(p.filt[2]));
-        return Status::ok();
-    };
-
-    if (is_int) {
+    if (!is_float_type(dt)) {
         ODNN_REQUIRE_SUPPORTED(p.kind == ConvKind::fwd && (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
                                                            algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
                                "algo %s does not support %s (only IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM do)",
-                               aname, conv_config_name(p));
+                               aname, config);
+        if (p.x.vect == 1) {
+            ODNN_REQUIRE_SUPPORTED(p.w_nhwc && (p.c == 1 || p.x.strides[1] == 1),
+                                   "%s needs channels-last (NHWC) images and filters", config);
+            ODNN_REQUIRE_SUPPORTED(p.c % 4 == 0, "%s needs input channels (%lld) that are a multiple of 4", config,
+                                   static_cast<long long>(p.c));
+        }
         return Status::ok();
     }
+
+    auto need = [&](bool cond, const char* what) -> Status {
+        if (cond) return Status::ok();
+        return make_status(CUDNN_STATUS_NOT_SUPPORTED, "algo %s does not support this %s %d-d problem: it needs %s",
+                           aname, config, p.nb_spatial, what);
+    };
+    auto implicit = [&]() -> Status {
+        return need(two_d || nchw, "NCHW data in 3-d (channels-last 3-d runs on IMPLICIT_PRECOMP_GEMM / ALGO_1)");
+    };
+    auto fft = [&]() -> Status {
+        ODNN_RETURN_IF_ERROR(need(two_d, "2-d data"));
+        ODNN_RETURN_IF_ERROR(need(dt == CUDNN_DATA_FLOAT || (dt == CUDNN_DATA_HALF && !true_half),
+                                  "FLOAT or PSEUDO_HALF data"));
+        ODNN_RETURN_IF_ERROR(need(nchw, "NCHW images and filters"));
+        ODNN_RETURN_IF_ERROR(need(unit_stride_dilation(p), "unit strides and dilations"));
+        ODNN_RETURN_IF_ERROR(need(filter_larger_than_pad(p), "each filter dim larger than its padding"));
+        return need(fft_small_enough(p), "input + 2 x padding <= 256");
+    };
+    auto fft_tiling = [&]() -> Status {
+        ODNN_RETURN_IF_ERROR(need(dt == CUDNN_DATA_FLOAT || (dt == CUDNN_DATA_HALF && !true_half) ||
+                                      (dt == CUDNN_DATA_DOUBLE && !two_d),
+                                  "FLOAT or PSEUDO_HALF data (DOUBLE in 3-d)"));
+        ODNN_RETURN_IF_ERROR(need(nchw, "NCHW images and filters"));
+        ODNN_RETURN_IF_ERROR(need(unit_dilation(p), "unit dilations"));
+        ODNN_RETURN_IF_ERROR(need(filter_larger_than_pad(p), "each filter dim larger than its padding"));
+        return need(!two_d || (p.filt[1] <= 32 && p.filt[2] <= 32), "filters of at most 32x32");
+    };
+    auto winograd_nonfused = [&]() -> Status {
+        ODNN_RETURN_IF_ERROR(need(two_d, "2-d data"));
+        ODNN_RETURN_IF_ERROR(need(dt != CUDNN_DATA_DOUBLE, "FLOAT, HALF or BFLOAT16 data"));
+        ODNN_RETURN_IF_ERROR(need(nchw, "NCHW images and filters"));
+        ODNN_RETURN_IF_ERROR(need(unit_stride_dilation(p), "unit strides and dilations"));
+        return need(filter_is(p, 3) || filter_is(p, 5), "3x3 or 5x5 filters");
+    };
+    auto never = [&]() -> Status {
+        return make_status(CUDNN_STATUS_NOT_SUPPORTED, "%s algo %s is not implemented (as in cuDNN 9.19)",
+                           conv_kind_name(p.kind), aname);
+    };
+
     switch (p.kind) {
         case ConvKind::fwd:
             switch (algo) {
-                case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+                case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return implicit();
                 case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return Status::ok();
                 case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
-                    ODNN_REQUIRE_SUPPORTED(two_d, "algo GEMM supports 2-d convolutions only");
-                    return Status::ok();
-                case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
-                    return make_status(CUDNN_STATUS_NOT_SUPPORTED,
-                                       "algo DIRECT is not implemented (as in cuDNN); use IMPLICIT_PRECOMP_GEMM");
-                case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return fft_rules(false);
-                case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return fft_rules(true);
-                case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return winograd_rules(false);
-                case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return winograd_rules(true);
+                    ODNN_RETURN_IF_ERROR(need(two_d && nchw, "2-d NCHW images and filters"));
+                    return need(!true_half, "a configuration other than TRUE_HALF");
+                case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return fft();
+                case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return fft_tiling();
+                case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return winograd_nonfused();
+                default: return never();  // DIRECT, WINOGRAD
             }
-            break;
         case ConvKind::bwd_data:
             switch (algo) {
-                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0:
+                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return implicit();
                 case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return Status::ok();
-                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return fft_rules(false);
-                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return fft_rules(true);
-                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return winograd_rules(false);
-                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return winograd_rules(true);
+                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return fft();
+                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return fft_tiling();
+                case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return winograd_nonfused();
+                default: return never();  // WINOGRAD
             }
-            break;
         case ConvKind::bwd_filter:
             switch (algo) {
                 case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0:
-                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1:
-                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return Status::ok();
-                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return fft_rules(false);
-                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return fft_rules(true);
-                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD:
-                    return make_status(CUDNN_STATUS_NOT_SUPPORTED,
-                                       "backward-filter algo WINOGRAD is not implemented (as in cuDNN); use ALGO_1");
-                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return winograd_rules(true);
+                    ODNN_RETURN_IF_ERROR(implicit());
+                    return need(!true_half, "a configuration other than TRUE_HALF");
+                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return Status::ok();
+                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return fft();
+                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3:
+                    ODNN_RETURN_IF_ERROR(need(nchw, "NCHW images and filters"));
+                    ODNN_RETURN_IF_ERROR(need(unit_dilation(p), "unit dilations"));
+                    return need(!true_half, "a configuration other than TRUE_HALF");
+                case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return winograd_nonfused();
+                default: return never();  // WINOGRAD, FFT_TILING
             }
-            break;
     }
-    return make_status(CUDNN_STATUS_BAD_PARAM, "algo %d is not a %s value", algo, kname);
+    return never();
 }
 
 // ---------------------------------------------------------------------------
@@ -524,21 +549,26 @@ std::vector<int> preference(ConvKind k) {
     return {};
 }
 
-// Every CPU implementation is deterministic and computes with FMAs in fp32 or wider:
-// no down-conversion, no tensor cores.
-ConvAlgoPerf base_perf(int algo) {
+// Every CPU implementation is deterministic and computes with FMAs in fp32 or wider: no
+// down-conversion, no tensor cores. As cuDNN does for such algorithms, the reported math
+// type is the descriptor's, except that a request for tensor-op math (which never
+// happens here) reports CUDNN_FMA_MATH.
+ConvAlgoPerf base_perf(const ConvProblem& p, int algo) {
     ConvAlgoPerf r;
     r.algo = algo;
     r.determinism = CUDNN_DETERMINISTIC;
-    r.math = CUDNN_FMA_MATH;
+    r.math = p.math == CUDNN_DEFAULT_MATH ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
     return r;
 }
 
+// Successes first (fastest first after a search); failures after them, in id order
+// after a search, as cuDNN lists them.
 void sort_results(std::vector<ConvAlgoPerf>& v, bool by_time) {
     std::stable_sort(v.begin(), v.end(), [&](const ConvAlgoPerf& a, const ConvAlgoPerf& b) {
         const bool oa = a.status == CUDNN_STATUS_SUCCESS, ob = b.status == CUDNN_STATUS_SUCCESS;
         if (oa != ob) return oa;
         if (by_time && oa) return a.time_ms < b.time_ms;
+        if (by_time && !oa) return a.algo < b.algo;
         return false;
     });
 }
@@ -571,7 +601,7 @@ private:
 void conv_get_algorithms(const Handle& h, const ConvProblem& p, ConvAlgoPerf* out, int count) {
     std::vector<ConvAlgoPerf> v;
     for (int algo : preference(p.kind)) {
-        ConvAlgoPerf r = base_perf(algo);
+        ConvAlgoPerf r = base_perf(p, algo);
         ConvProblem q = p;
         q.algo = algo;
         auto ws = conv_workspace_size(h, q);
@@ -595,7 +625,7 @@ Status conv_find_algorithms(const Handle& h, const ConvProblem& p, size_t worksp
     // it is timed once and the time reported for each of them.
     std::map<std::pair<const Impl<ConvProblem>*, size_t>, std::pair<cudnnStatus_t, float>> timed;
     for (int algo : preference(p.kind)) {
-        ConvAlgoPerf r = base_perf(algo);
+        ConvAlgoPerf r = base_perf(p, algo);
         ConvProblem q = p;
         q.algo = algo;
         auto impl = conv_select(h, q);
@@ -607,7 +637,9 @@ Status conv_find_algorithms(const Handle& h, const ConvProblem& p, size_t worksp
         const size_t need = impl.value()->workspace_size(q);
         r.memory = need;
         if (need > workspace_limit) {
-            r.status = CUDNN_STATUS_ALLOC_FAILED;  // cuDNN's answer when the given workspace is too small
+            // What cuDNN 9.19's FindEx reports for an algorithm the given workspace cannot
+            // hold (measured; its documentation says ALLOC_FAILED).
+            r.status = CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE;
             v.push_back(r);
             continue;
         }

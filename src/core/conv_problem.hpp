@@ -116,7 +116,7 @@ Status make_conv_problem(ConvKind kind, const TensorDesc& x, const FilterDesc& w
 
 // Adds cudnnConvolutionBiasActivationForward's epilogue to a forward problem whose algo
 // is set: z has y's shape and type, bias is 1 x K x 1 x 1 (y's type or FLOAT), the
-// activation is RELU or IDENTITY (IDENTITY with IMPLICIT_PRECOMP_GEMM only, as in cuDNN).
+// activation is RELU or IDENTITY (with any algorithm, as cuDNN 9.19 on Hopper).
 Status set_conv_epilogue(ConvProblem* p, const TensorDesc& y, const TensorDesc& z, const void* z_data, double alpha2,
                          const TensorDesc& bias, const void* bias_data, cudnnActivationMode_t mode,
                          cudnnNanPropagation_t nan_opt);
@@ -147,7 +147,8 @@ struct ConvAlgoPerf {
 void conv_get_algorithms(const Handle& h, const ConvProblem& p, ConvAlgoPerf* out, int count);
 // Runs and times every algorithm. With `workspace` NULL and `workspace_limit` = SIZE_MAX the
 // workspace is allocated per algorithm; otherwise an algorithm needing more than the limit
-// reports ALLOC_FAILED. p's data pointers must be valid; the output is overwritten.
+// reports INTERNAL_ERROR_UNEXPECTED_VALUE (cuDNN 9.19's answer). p's data pointers must
+// be valid; the output is overwritten.
 Status conv_find_algorithms(const Handle& h, const ConvProblem& p, size_t workspace_limit, ConvAlgoPerf* out,
                             int count);
 
@@ -162,8 +163,10 @@ struct ConvBiasGradProblem {
 };
 Status make_bias_grad_problem(const TensorDesc& dy, const TensorDesc& db, ConvBiasGradProblem* p);
 
-// ---- cudnnIm2Col: the GEMM operand of a forward convolution, one row per output pixel
-// (n, od, oh, ow) and one column per filter tap (c, t, r, s); the data type is x's. ----
+// ---- cudnnIm2Col: the GEMM operand of a forward convolution as cuDNN lays it out: a
+// column-major matrix of N * out-pixels rows and C * filter-taps columns, i.e. element
+// (tap (c, t, r, s), pixel (n, od, oh, ow)) at tap * N * P + n * P + pixel; the data type
+// is x's; CUDNN_CONVOLUTION flips the taps. ----
 struct Im2ColProblem {
     static constexpr const char* kOpName = "cudnnIm2Col";
     ConvProblem conv;  // geometry and x; y is implied

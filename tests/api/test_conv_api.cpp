@@ -124,9 +124,9 @@ TEST_F(ConvApi, BadDescriptors) {
     EXPECT_TRUE(mentions(odnn_test::last_error(), "groupCount"));
     ASSERT_OK(cudnnSetConvolutionGroupCount(c, 1));
     ASSERT_OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 6, 6));
-    // Mixed data types.
+    // Mixed data types (NOT_SUPPORTED in cuDNN 9.19, measured).
     ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, 6, 4, 3, 3));
-    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, fwd(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0));
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED, fwd(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0));
     EXPECT_TRUE(mentions(odnn_test::last_error(), "same data type"));
     ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 6, 4, 3, 3));
     // A compute type the data type has no configuration for.
@@ -171,15 +171,16 @@ TEST_F(ConvApi, RanksOtherThan4And5AreNotSupported) {
 
 TEST_F(ConvApi, AlgorithmIds) {
     size_t s = 0;
-    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnGetConvolutionForwardWorkspaceSize(
-                                              h, x, w, c, y, static_cast<cudnnConvolutionFwdAlgo_t>(99), &s));
-    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnGetConvolutionForwardWorkspaceSize(
-                                              h, x, w, c, y, static_cast<cudnnConvolutionFwdAlgo_t>(-1), &s));
+    // Ids outside the enum: NOT_SUPPORTED, as in cuDNN 9.19.
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED, cudnnGetConvolutionForwardWorkspaceSize(
+                                                  h, x, w, c, y, static_cast<cudnnConvolutionFwdAlgo_t>(99), &s));
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED, cudnnGetConvolutionForwardWorkspaceSize(
+                                                  h, x, w, c, y, static_cast<cudnnConvolutionFwdAlgo_t>(-1), &s));
     EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
                   cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s));
     EXPECT_TRUE(mentions(odnn_test::last_error(), "DIRECT"));
     EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED, fwd(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, work.data(), work.size()));
-    // Winograd takes 3x3 filters only; every supported id computes the same result.
+    // Every supported id computes the same result.
     std::vector<float> ref;
     for (int algo = 0; algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algo) {
         const auto a = static_cast<cudnnConvolutionFwdAlgo_t>(algo);
@@ -188,13 +189,27 @@ TEST_F(ConvApi, AlgorithmIds) {
         if (ref.empty()) ref = ys;
         EXPECT_EQ(ref, ys) << "algo " << algo;
     }
-    ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 6, 4, 5, 5));
-    ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 2, 2, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    // Fused WINOGRAD is not offered (as on Hopper); WINOGRAD_NONFUSED takes 3x3 and 5x5.
     EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
                   cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, &s));
-    EXPECT_TRUE(mentions(odnn_test::last_error(), "3x3"));
+    ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 6, 4, 5, 5));
+    ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 2, 2, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     EXPECT_STATUS(CUDNN_STATUS_SUCCESS, cudnnGetConvolutionForwardWorkspaceSize(
                                             h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, &s));
+    ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 6, 4, 7, 7));
+    ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 3, 3, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED, cudnnGetConvolutionForwardWorkspaceSize(
+                                                  h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, &s));
+    EXPECT_TRUE(mentions(odnn_test::last_error(), "3x3 or 5x5"));
+    // Channels-last data: only the implicit GEMMs.
+    ASSERT_OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 2, 4, 6, 6));
+    ASSERT_OK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 2, 6, 6, 6));
+    ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 6, 4, 3, 3));
+    ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
+                  cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &s));
+    EXPECT_STATUS(CUDNN_STATUS_SUCCESS,
+                  cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, &s));
     // Backward-filter WINOGRAD does not exist in cuDNN either.
     EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
                   cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x, y, c, w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD,
@@ -223,20 +238,30 @@ TEST_F(ConvApi, WorkspaceProtocol) {
 TEST_F(ConvApi, GetV7) {
     cudnnConvolutionFwdAlgoPerf_t perf[8];
     int n = -1;
-    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 0, &n, perf));
+    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, -1, &n, perf));
+    ASSERT_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 0, &n, perf));  // as cuDNN: nothing asked
+    EXPECT_EQ(n, 0);
     EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 8, nullptr, perf));
     EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 8, &n, nullptr));
     ASSERT_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 3, &n, perf));
     EXPECT_EQ(n, 3);
     ASSERT_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 8, &n, perf));
     ASSERT_EQ(n, 8);
-    // PyTorch's default is the first entry: it must be usable, report its exact
-    // workspace, and claim FMA math (asserted for fp32 without TF32).
+    // PyTorch's default is the first entry: it must be usable and report its exact
+    // workspace. The math type is the descriptor's (DEFAULT here), as in cuDNN.
     EXPECT_EQ(perf[0].algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
     EXPECT_EQ(perf[0].status, CUDNN_STATUS_SUCCESS);
     EXPECT_EQ(perf[0].memory, fwd_ws(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
-    EXPECT_EQ(perf[0].mathType, CUDNN_FMA_MATH);
+    EXPECT_EQ(perf[0].mathType, CUDNN_DEFAULT_MATH);
     EXPECT_EQ(perf[0].determinism, CUDNN_DETERMINISTIC);
+    // PyTorch without TF32 sets FMA math and asserts every fp32 result it uses reports it;
+    // a tensor-op request also reports FMA (no tensor cores on the CPU).
+    for (cudnnMathType_t m : {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION}) {
+        ASSERT_OK(cudnnSetConvolutionMathType(c, m));
+        ASSERT_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 8, &n, perf));
+        for (int i = 0; i < n; ++i) EXPECT_EQ(perf[i].mathType, CUDNN_FMA_MATH);
+    }
+    ASSERT_OK(cudnnSetConvolutionMathType(c, CUDNN_DEFAULT_MATH));
     bool failed = false;
     for (int i = 0; i < n; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS) failed = true;
@@ -266,12 +291,13 @@ TEST_F(ConvApi, FindRunsEveryAlgorithm) {
             if (i > 0) EXPECT_GE(perf[i].time, perf[i - 1].time);
         }
     EXPECT_GE(ok, 3);
-    // FindEx with no workspace: algorithms that need some report ALLOC_FAILED.
+    // FindEx with no workspace: algorithms that need some fail (with cuDNN 9.19's status).
     ASSERT_OK(cudnnFindConvolutionForwardAlgorithmEx(h, x, xs.data(), w, ws.data(), c, y, ys.data(), 8, &n, perf,
                                                      nullptr, 0));
     for (int i = 0; i < n; ++i) {
         if (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) EXPECT_EQ(perf[i].status, CUDNN_STATUS_SUCCESS);
-        if (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM) EXPECT_EQ(perf[i].status, CUDNN_STATUS_ALLOC_FAILED);
+        if (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
+            EXPECT_EQ(perf[i].status, CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE);
     }
     ASSERT_OK(cudnnFindConvolutionForwardAlgorithmEx(h, x, xs.data(), w, ws.data(), c, y, ys.data(), 1, &n, perf,
                                                      work.data(), work.size()));
@@ -356,24 +382,19 @@ TEST_F(ConvApi, BiasActivationForward) {
                                                     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, work.data(), s,
                                                     &a2, y, ys.data(), b, bias.data(), act, y, ys.data()));
     EXPECT_EQ(ys[7], 37.0f);
-    // Only RELU and IDENTITY; IDENTITY with IMPLICIT_PRECOMP_GEMM only.
+    // Only RELU and IDENTITY (with any algorithm, as cuDNN 9.19 on Hopper).
     ASSERT_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_SIGMOID, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
                   cudnnConvolutionBiasActivationForward(h, &a1, x, xs.data(), w, ws.data(), c,
                                                         CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, work.data(),
                                                         s, &a2, y, z.data(), b, bias.data(), act, y, ys.data()));
     ASSERT_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
-                  cudnnConvolutionBiasActivationForward(h, &a1, x, xs.data(), w, ws.data(), c,
-                                                        CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, &a2, y,
-                                                        z.data(), b, bias.data(), act, y, ys.data()));
-    EXPECT_TRUE(mentions(odnn_test::last_error(), "IDENTITY"));
     ASSERT_OK(cudnnConvolutionBiasActivationForward(h, &a1, x, xs.data(), w, ws.data(), c,
-                                                    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, work.data(), s,
-                                                    &a2, y, z.data(), b, bias.data(), act, y, ys.data()));
+                                                    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, &a2, y,
+                                                    z.data(), b, bias.data(), act, y, ys.data()));
     EXPECT_EQ(ys[0], -4.0f);
-    // A bias that is not 1 x K x 1 x 1.
-    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM,
+    // A bias that is not 1 x K x 1 x 1: NOT_SUPPORTED_SHAPE, as in cuDNN 9.19.
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED_SHAPE,
                   cudnnConvolutionBiasActivationForward(h, &a1, x, xs.data(), w, ws.data(), c,
                                                         CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, work.data(),
                                                         s, &a2, y, z.data(), y, bias.data(), act, y, ys.data()));
@@ -381,20 +402,30 @@ TEST_F(ConvApi, BiasActivationForward) {
 }
 
 TEST_F(ConvApi, Im2Col) {
-    // x 1x2x3x3 holding 0..17, 2x2 filter, no padding: output 2x2, 4 rows of 2 x 2 x 2 columns.
+    // x 1x2x3x3 holding 0..17, 2x2 filter, no padding: 4 output pixels, 2 x 2 x 2 taps,
+    // stored tap-major as cuDNN 9.19 does (values measured on NVIDIA's library).
     ASSERT_OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 3));
     ASSERT_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 2, 2, 2));
-    ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     std::vector<float> in(18);
     for (int i = 0; i < 18; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i);
-    std::vector<float> col(32, -1.0f);
-    ASSERT_OK(cudnnIm2Col(h, x, in.data(), w, c, col.data()));
-    const float row0[8] = {0, 1, 3, 4, 9, 10, 12, 13};
-    const float row3[8] = {4, 5, 7, 8, 13, 14, 16, 17};
-    for (int i = 0; i < 8; ++i) {
-        EXPECT_EQ(col[static_cast<size_t>(i)], row0[i]);
-        EXPECT_EQ(col[static_cast<size_t>(24 + i)], row3[i]);
+    const float xcorr[32] = {0, 1, 3,  4,  1,  2,  4,  5,  3,  4,  6,  7,  4,  5,  7,  8,
+                             9, 10, 12, 13, 10, 11, 13, 14, 12, 13, 15, 16, 13, 14, 16, 17};
+    const float conv[32] = {4,  5,  7,  8,  3,  4,  6,  7,  1,  2,  4,  5,  0, 1,  3,  4,
+                            13, 14, 16, 17, 12, 13, 15, 16, 10, 11, 13, 14, 9, 10, 12, 13};
+    for (cudnnConvolutionMode_t mode : {CUDNN_CROSS_CORRELATION, CUDNN_CONVOLUTION}) {
+        ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, mode, CUDNN_DATA_FLOAT));
+        std::vector<float> col(40, -1.0f);
+        ASSERT_OK(cudnnIm2Col(h, x, in.data(), w, c, col.data()));
+        const float* want = mode == CUDNN_CROSS_CORRELATION ? xcorr : conv;
+        for (int i = 0; i < 32; ++i) EXPECT_EQ(col[static_cast<size_t>(i)], want[i]) << "mode " << mode << " at " << i;
+        EXPECT_EQ(col[32], -1.0f);
     }
+    // Padding: the first tap of a 1-padded 2x2 filter over the 3x3 image (4x4 outputs).
+    ASSERT_OK(cudnnSetConvolution2dDescriptor(c, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    std::vector<float> col(128, -1.0f);
+    ASSERT_OK(cudnnIm2Col(h, x, in.data(), w, c, col.data()));
+    const float tap0[16] = {0, 0, 0, 0, 0, 0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8};
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(col[static_cast<size_t>(i)], tap0[i]) << i;
     EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnIm2Col(h, x, in.data(), w, c, nullptr));
 }
 
@@ -411,7 +442,7 @@ TEST_F(ConvApi, BackwardBadInput) {
                                                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, work.data(), big, &zero, w,
                                                  ws.data()));
     ASSERT_OK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 6, 6, 6));
-    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM,
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
                   cudnnConvolutionBackwardData(h, &one, w, ws.data(), y, ys.data(), c,
                                                static_cast<cudnnConvolutionBwdDataAlgo_t>(6), work.data(), big, &zero,
                                                x, xs.data()));

@@ -177,8 +177,9 @@ public:
     }
 };
 
-// Row (n, od, oh, ow), column (c, t, r, s) over all C channels; the taps are ordered
-// as the filter's so that y = col x w^T holds in either convolution mode.
+// Matrix row (n, od, oh, ow), column (c, t, r, s) over all C channels, stored column-major
+// (as cuDNN 9.19 does, measured); the taps are ordered as the filter's so that
+// y = col x w^T holds in either convolution mode.
 class RefIm2Col final : public core::Impl<core::Im2ColProblem> {
 public:
     const char* name() const override { return "ref_im2col"; }
@@ -204,7 +205,7 @@ public:
                 double v = 0.0;
                 if (id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw >= 0 && iw < p.in[2])
                     v = load(p.x_data, p.x, n, c, id, ih, iw);
-                core::store_elem(q.col, row * cols + col, p.x.dtype, v);
+                core::store_elem(q.col, col * rows + row, p.x.dtype, v);
             }
         }
         return Status::ok();
