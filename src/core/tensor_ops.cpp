@@ -223,6 +223,9 @@ Status transform_dims(const TensorTransformDesc& t, int nb, const int64_t* x, in
     for (int d = 0; d < nb; ++d) {
         m.pad_before[d] = t.pad_before[d];
         m.fold[d] = d >= 2 && t.fold[d - 2] > 1 ? t.fold[d - 2] : 1;  // 0 (never set) means no folding
+        ODNN_REQUIRE_SUPPORTED(m.fold[d] <= kMaxTensorElements / prod,
+                               "the folding factors multiply to more than 2^31-1 (fold %lld along dimension %d)",
+                               static_cast<long long>(m.fold[d]), d);
         // Fold reads x below min(X, X + pad_after): a negative pad_after crops the end.
         m.x_dims[d] = m.unfold ? x[d] : x[d] + std::min(0, t.pad_after[d]);
         prod *= m.fold[d];
@@ -234,6 +237,9 @@ Status transform_dims(const TensorTransformDesc& t, int nb, const int64_t* x, in
             const int64_t p = x[d] + pads;
             ODNN_REQUIRE_PARAM(p > 0, "dimension %d (%lld) with padding %d + %d leaves nothing", d,
                                static_cast<long long>(x[d]), t.pad_before[d], t.pad_after[d]);
+            ODNN_REQUIRE_SUPPORTED(d != 1 || p <= INT_MAX / prod,
+                                   "folding %lld channels by %lld gives more than INT_MAX channels",
+                                   static_cast<long long>(p), static_cast<long long>(prod));
             y[d] = d == 1 ? p * prod : (p + m.fold[d] - 1) / m.fold[d];
             if (d == 1) m.c_unit = p;
         } else {

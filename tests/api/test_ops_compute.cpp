@@ -273,6 +273,10 @@ TEST_F(OpsCompute, TransformExRules) {
     ASSERT_OK(cudnnSetTensorTransformDescriptor(tr, 5, CUDNN_TENSOR_NCHW, nullptr, nullptr, nullptr,
                                                 CUDNN_TRANSFORM_FOLD));
     EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnInitTransformDest(tr, a, dest, &sz));
+    // Folds whose product overflows a tensor are refused, not wrapped.
+    const uint32_t huge[2] = {65536, 65536};
+    ASSERT_OK(cudnnSetTensorTransformDescriptor(tr, 4, CUDNN_TENSOR_NCHW, z, z, huge, CUDNN_TRANSFORM_FOLD));
+    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED, cudnnInitTransformDest(tr, a, dest, &sz));
     // In place is refused.
     ASSERT_OK(cudnnSetTensorTransformDescriptor(tr, 4, CUDNN_TENSOR_NCHW, z, z, f22, CUDNN_TRANSFORM_FOLD));
     EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM, cudnnTransformTensorEx(h, tr, &one, a, y.data(), &zero, folded, y.data()));
