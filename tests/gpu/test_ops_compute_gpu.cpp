@@ -356,6 +356,7 @@ TEST_F(GpuOps, SoftmaxMatchesCpu) {
     const Shape shapes[] = {
         {{2, 37, 9, 11}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column tile, tail"},
         {{3, 64, 8, 8}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column tile"},
+        {{2, 300, 3, 5}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column tile over 48 KiB of shared memory"},
         {{2, 37, 9, 11}, "nhwc", CUDNN_SOFTMAX_MODE_CHANNEL, "row warp, scalar"},
         {{4, 64, 5, 3}, "nhwc", CUDNN_SOFTMAX_MODE_CHANNEL, "row warp, vectors"},
         {{2, 1000, 1, 3}, "nhwc", CUDNN_SOFTMAX_MODE_CHANNEL, "row warp, long"},
