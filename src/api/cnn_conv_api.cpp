@@ -2,6 +2,8 @@
 // and activation), backward data / filter / bias, algorithm queries and searches,
 // workspace sizes, im2col. Each checks its arguments, builds a core::ConvProblem and
 // hands it to the core, which dispatches to the handle's backend.
+// cudnnGetFoldedConvBackwardDataDescriptors is not implemented (the generated stub answers
+// NOT_SUPPORTED): backward data runs every stride directly, no folding needed.
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -368,25 +370,6 @@ cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHandle_t handle, con
         p.workspace = workSpace;
         p.workspace_bytes = workSpaceSizeInBytes;
         return odnn::core::conv_execute(*h, p);
-    }, handle);
-}
-
-cudnnStatus_t CUDNNWINAPI cudnnGetFoldedConvBackwardDataDescriptors(
-    const cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc, const cudnnTensorDescriptor_t diffDesc,
-    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc,
-    const cudnnTensorFormat_t transformFormat, cudnnFilterDescriptor_t foldedFilterDesc,
-    cudnnTensorDescriptor_t paddedDiffDesc, cudnnConvolutionDescriptor_t foldedConvDesc,
-    cudnnTensorDescriptor_t foldedGradDesc, cudnnTensorTransformDescriptor_t filterFoldTransDesc,
-    cudnnTensorTransformDescriptor_t diffPadTransDesc, cudnnTensorTransformDescriptor_t gradFoldTransDesc,
-    cudnnTensorTransformDescriptor_t gradUnfoldTransDesc) {
-    return guard(__func__, [&]() -> Status {
-        ODNN_LOOKUP(h, handle, handle);
-        (void)h;
-        ConvProblem p;
-        ODNN_RETURN_IF_ERROR(build(ConvKind::bwd_data, gradDesc, filterDesc, convDesc, diffDesc, &p));
-        return Status(CUDNN_STATUS_NOT_SUPPORTED,
-                      "folded backward-data descriptors are not implemented by odnn; run "
-                      "cudnnConvolutionBackwardData on the unfolded problem (every stride is supported directly)");
     }, handle);
 }
 

@@ -61,8 +61,6 @@ void conv_calls_without_handle(const Lib& lib, Trace& t) {
     OSTATUS(t, lib, cudnnConvolutionBackwardBias, h, &one, y, buf, &zero, b, buf);
     OSTATUS(t, lib, cudnnConvolutionBiasActivationForward, h, &one, x, buf, w, buf, c,
             CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0, &zero, y, buf, b, buf, act, y, buf);
-    OSTATUS(t, lib, cudnnGetFoldedConvBackwardDataDescriptors, h, w, y, c, x, CUDNN_TENSOR_NCHW, nullptr, nullptr,
-            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
     OCALL(lib, cudnnDestroyActivationDescriptor, act);
     OCALL(lib, cudnnDestroyConvolutionDescriptor, c);
     OCALL(lib, cudnnDestroyFilterDescriptor, w);
