@@ -119,7 +119,14 @@ Plan plan(const ConvProblem& p) {
                 // GEMMs at least kMinWidth pixels wide, wider while the column buffer
                 // stays within its cap; small images are batched.
                 const int64_t width = std::max(kMinWidth, col_cap / kr);
-                pl.imgs = op >= width ? 1 : std::min(p.n, std::max<int64_t>(1, width / op));
+                // A 1x1 convolution whose images are usable in place runs per image unless
+                // the images are tiny: batching would cost a copy of x and of the output.
+                const bool in_place = pl.unit && x_t && p.x.spatial_packed() && p.x.strides[1] >= op &&
+                                      (p.kind == ConvKind::fwd ? y_t && p.y.spatial_packed() && p.y.strides[1] >= op
+                                                               : y_t && p.y.spatial_packed() && p.y.strides[1] >= op);
+                pl.imgs = op >= width || (in_place && op >= kMinWidth / 2)
+                              ? 1
+                              : std::min(p.n, std::max<int64_t>(1, width / op));
                 const bool one_img = pl.imgs == 1;
                 pl.x_operand = pl.unit && one_img && x_t && p.x.spatial_packed() && p.x.strides[1] >= op;
                 const bool y_ok = one_img && y_t && p.y.spatial_packed() && p.y.strides[1] >= op;
