@@ -96,4 +96,28 @@ inline void blend_store(const core::ConvProblem& p, void* base, const core::Conv
     core::store_elem(base, off, t.dtype, v);
 }
 
+// Typed stores of the floating-point storage types.
+template <class S>
+inline void put(S* o, double v);
+template <>
+inline void put(float* o, double v) { *o = static_cast<float>(v); }
+template <>
+inline void put(double* o, double v) { *o = v; }
+template <>
+inline void put(HalfBits* o, double v) { o->bits = core::float_to_half(static_cast<float>(v)); }
+template <>
+inline void put(Bf16Bits* o, double v) { o->bits = core::float_to_bf16(static_cast<float>(v)); }
+
+// alpha * acc (+ beta * old, read only when beta != 0) in the compute type T, for `count`
+// outputs `stride` elements apart.
+template <class S, class T>
+inline void store_run(S* o, int64_t stride, const T* acc, int64_t count, T alpha, T beta) {
+    if (beta != T(0)) {
+        for (int64_t i = 0; i < count; ++i)
+            put(o + i * stride, static_cast<double>(alpha * acc[i] + beta * static_cast<T>(to_float(o[i * stride]))));
+    } else {
+        for (int64_t i = 0; i < count; ++i) put(o + i * stride, static_cast<double>(alpha * acc[i]));
+    }
+}
+
 }  // namespace odnn::cpu

@@ -194,28 +194,6 @@ inline Pix pixel_of(const ConvTensor& t, int64_t q) {
     return r;
 }
 
-template <class S>
-inline void put(S* o, double v);
-template <>
-inline void put(float* o, double v) { *o = static_cast<float>(v); }
-template <>
-inline void put(double* o, double v) { *o = v; }
-template <>
-inline void put(HalfBits* o, double v) { o->bits = core::float_to_half(static_cast<float>(v)); }
-template <>
-inline void put(Bf16Bits* o, double v) { o->bits = core::float_to_bf16(static_cast<float>(v)); }
-
-// alpha * acc (+ beta * old) in the compute type T, for `count` outputs `stride` apart.
-template <class S, class T>
-inline void store_run(S* o, int64_t stride, const T* acc, int64_t count, T alpha, T beta) {
-    if (beta != T(0)) {
-        for (int64_t i = 0; i < count; ++i)
-            put(o + i * stride, static_cast<double>(alpha * acc[i] + beta * static_cast<T>(to_float(o[i * stride]))));
-    } else {
-        for (int64_t i = 0; i < count; ++i) put(o + i * stride, static_cast<double>(alpha * acc[i]));
-    }
-}
-
 // A (rows x len) channel-major block (row stride ld) into channels [c0, c0 + rows) and
 // global pixels [q0, q0 + len) of tensor t.
 template <class T>
