@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "conv_bench.hpp"
+#include "gemm_baseline.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
 
@@ -36,6 +37,8 @@ const char* kUsage =
     "  --warmup N --reps N  (default 5, 20)                  --no-check   skip comparison\n"
     "  --peak-tflops X --peak-gbs Y   ceilings (default on a GPU: H200 tensor rates and the\n"
     "                     copy bandwidth measured at start)\n"
+    "  --gemm-baseline    for convolutions on the CPU backend, also time a GEMM of equal FLOPs\n"
+    "                     through the same BLAS and report each direction's rate against it\n"
     "  --format table|csv|json\n";
 
 std::vector<std::string> split(const std::string& s) {
@@ -93,6 +96,10 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
     long long batch = -1;
     Options opt;
     double user_tflops = 0, user_gbs = 0;
+    bool gemm_baseline = false;
+    // Per library and conv direction: FLOPs and seconds of the conv runs, and of the
+    // equal-FLOP GEMMs timed beside them (--gemm-baseline).
+    std::map<std::string, std::map<std::string, double[4]>> vs_gemm;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&](const char* what) -> const std::string* {
@@ -146,6 +153,8 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
             (a == "--peak-tflops" ? user_tflops : user_gbs) = x;
         } else if (a == "--no-check") {
             opt.check = false;
+        } else if (a == "--gemm-baseline") {
+            gemm_baseline = true;
         } else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "odnn bench: unknown option '%s'\n%s", a.c_str(), kUsage);
             return 2;
@@ -237,6 +246,7 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
     const bool progress = isatty(2) && format == "table";
 
     std::vector<Row> rows;
+    std::vector<size_t> row_lib;  // index into `loaded` of each row (loaded.size(): the GEMM baseline)
     int failures = 0;
     for (size_t pi = 0; pi < problems.size(); ++pi) {
         const Problem& p = problems[pi];
@@ -273,16 +283,40 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
             }
             group.push_back(row);
         }
-        for (size_t i = 1; i < group.size(); ++i) {
+        if (gemm_baseline && p.op == "conv" && (p.dt == "f32" || p.dt == "f64")) {
+            bool any_cpu = false;
+            for (auto& l : loaded) any_cpu |= !l->on_gpu();
+            if (any_cpu) {
+                double gflops = 0;
+                const double gms = gemm_baseline_ms(problem_flops(p), p.dt == "f64", opt.warmup, opt.reps, &gflops);
+                Row g;
+                g.p = p;
+                g.lib = "blas-gemm";
+                g.r.ok = gms > 0;
+                g.r.ms = gms;
+                g.rate = gflops / (gms * 1e-3) / 1e12;
+                for (size_t li = 0; li < loaded.size(); ++li) {
+                    if (loaded[li]->on_gpu() || !group[li].r.ok) continue;
+                    double* acc = vs_gemm[group[li].lib][p.dir];
+                    acc[0] += problem_flops(p);
+                    acc[1] += group[li].r.ms * 1e-3;
+                    acc[2] += gflops;
+                    acc[3] += gms * 1e-3;
+                }
+                group.push_back(g);
+            }
+        }
+        for (size_t i = 1; i < group.size() && group[i].lib != "blas-gemm"; ++i) {
             if (group[0].r.ok && group[i].r.ok) {
                 group[i].speed = group[0].r.ms / group[i].r.ms;
                 if (opt.check) group[i].max_diff = compare(group[0].r.out, group[i].r.out);
             }
         }
-        for (auto& g : group) {
-            g.r.out.clear();
-            g.r.out.shrink_to_fit();
-            rows.push_back(g);
+        for (size_t gi = 0; gi < group.size(); ++gi) {
+            group[gi].r.out.clear();
+            group[gi].r.out.shrink_to_fit();
+            rows.push_back(group[gi]);
+            row_lib.push_back(gi);
         }
     }
     if (progress) std::fprintf(stderr, "\r%*s\r", 100, "");
@@ -329,12 +363,20 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
                         r.r.ms, small ? r.rate * 1e3 : r.rate, flop ? (small ? "GF" : "TF") : "GB", ceil, r.r.algo,
                         r.r.workspace / 1048576.0, diff, speed);
         }
+        for (const auto& lib : vs_gemm)
+            for (const auto& dir : lib.second) {
+                const double* a = dir.second;
+                std::printf("%s %s vs an equal-FLOP GEMM through the same BLAS: %.1f vs %.1f GFLOP/s = %.2f "
+                            "(aggregate over the problems)\n",
+                            lib.first.c_str(), dir.first.c_str(), a[0] / a[1] / 1e9, a[2] / a[3] / 1e9,
+                            (a[0] / a[1]) / (a[2] / a[3]));
+            }
         if (loaded.size() > 1) {
             for (size_t li = 1; li < loaded.size(); ++li) {
                 double log_sum = 0, worst = INFINITY;
                 int n = 0;
-                for (size_t i = li; i < rows.size(); i += loaded.size())
-                    if (rows[i].speed > 0) {
+                for (size_t i = 0; i < rows.size(); ++i)
+                    if (row_lib[i] == li && rows[i].speed > 0) {
                         log_sum += std::log(rows[i].speed);
                         worst = std::min(worst, rows[i].speed);
                         ++n;
