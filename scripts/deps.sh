@@ -9,7 +9,9 @@ command -v python3 >/dev/null || need+=(python3)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/gmock/gmock.h ] || need+=(libgmock-dev)
-[ -f /usr/include/archive.h ] || need+=(libarchive-dev); command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)  # odnn doctor: --archive, and real DLLs in its tests
+# odnn doctor: --archive reads archives through libarchive; its tests build real DLLs.
+[ -f /usr/include/archive.h ] || need+=(libarchive-dev)
+command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
 [ -n "$(ls /usr/include/*/openblas*/cblas.h /usr/include/openblas/cblas.h 2>/dev/null)" ] || need+=(libopenblas-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
