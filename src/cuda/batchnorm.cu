@@ -133,7 +133,7 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
     pl.off_istd = off;
     off = align256(off + f8);
     pl.off_coef = off;
-    off = align256(off + 4 * f8);  // four coefficient arrays, sized for double
+    off = align256(off + 5 * f8);  // five coefficient arrays, sized for double
     pl.bytes = off + 256;           // room to align a caller's workspace pointer
     return pl;
 }
@@ -404,7 +404,7 @@ __global__ void finalize_forward(NormGeometry g, const double* __restrict__ part
                                  int P, const void* x, int x_dtype, Strides xs, ParamIo pio, const void* scale,
                                  const void* bias, void* run_mean, void* run_var, void* save_mean, void* save_istd,
                                  double factor, double eps, double* mean_out, double* istd_out, C* coef_a, C* coef_m,
-                                 C* coef_b) {
+                                 C* coef_b, C* coef_ml) {
     const int64_t f = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t F = g.features();
     if (f >= F) return;
@@ -441,18 +441,21 @@ __global__ void finalize_forward(NormGeometry g, const double* __restrict__ part
         coef_a[f] = static_cast<C>(core::load_elem(scale, so, pio.dtype) * istd);
         coef_m[f] = static_cast<C>(mean);
         coef_b[f] = static_cast<C>(core::load_elem(bias, so, pio.dtype));
+        coef_ml[f] = static_cast<C>(mean - static_cast<double>(static_cast<C>(mean)));
     }
 }
 
 template <class C>
 __global__ void coef_inference(NormGeometry g, ParamIo pio, const void* scale, const void* bias, const void* mean,
-                               const void* var, double eps, C* coef_a, C* coef_m, C* coef_b) {
+                               const void* var, double eps, C* coef_a, C* coef_m, C* coef_b, C* coef_ml) {
     const int64_t f = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (f >= g.features()) return;
     const int64_t so = g.param_offset(pio.sb.st, f), mo = g.param_offset(pio.mv.st, f);
     const double istd = 1.0 / sqrt(core::load_elem(var, mo, pio.dtype) + eps);
     coef_a[f] = static_cast<C>(core::load_elem(scale, so, pio.dtype) * istd);
-    coef_m[f] = static_cast<C>(core::load_elem(mean, mo, pio.dtype));
+    const double m = core::load_elem(mean, mo, pio.dtype);
+    coef_m[f] = static_cast<C>(m);
+    coef_ml[f] = static_cast<C>(m - static_cast<double>(static_cast<C>(m)));
     coef_b[f] = static_cast<C>(core::load_elem(bias, so, pio.dtype));
 }
 
@@ -470,7 +473,8 @@ template <class C>
 __global__ void finalize_backward(NormGeometry g, const double* __restrict__ part_a,
                                   const double* __restrict__ part_b, int P, const double* mean_in,
                                   const double* istd_in, ParamIo pio, const void* scale, void* dscale, void* dbias,
-                                  double p_alpha, double p_beta, C* coef_a, C* coef_b, C* coef_c, C* coef_m) {
+                                  double p_alpha, double p_beta, C* coef_a, C* coef_b, C* coef_c, C* coef_m,
+                                  C* coef_ml) {
     const int64_t f = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t F = g.features();
     if (f >= F) return;
@@ -492,13 +496,14 @@ __global__ void finalize_backward(NormGeometry g, const double* __restrict__ par
     coef_b[f] = static_cast<C>(-k1 * istd * dscale_v / M);
     coef_c[f] = static_cast<C>(-k1 * sum_d / M);
     coef_m[f] = static_cast<C>(mean_in[f]);
+    coef_ml[f] = static_cast<C>(mean_in[f] - static_cast<double>(static_cast<C>(mean_in[f])));
 }
 
 // ---- Apply: packed layouts, vectors of V elements ----
 
 template <class C>
-__device__ __forceinline__ C fwd_value(C x, C z, int ops, const NormActivation& act, C a, C m, C b) {
-    C v = a * (x - m) + b;
+__device__ __forceinline__ C fwd_value(C x, C z, int ops, const NormActivation& act, C a, C m, C ml, C b) {
+    C v = a * ((x - m) - ml) + b;  // the mean as two C values: no cancellation when |mean| >> std
     if (ops == 2) v += z;
     if (ops != 0) v = core::norm_act_forward(act, v);
     return v;
@@ -508,8 +513,9 @@ template <class T, int V, Layout L>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_packed(const T* __restrict__ x, const T* __restrict__ z, T* y, int64_t nvec, FastDiv fd_s,
                          FastDiv fd_c, const typename Io<T>::C* __restrict__ ca,
-                         const typename Io<T>::C* __restrict__ cm, const typename Io<T>::C* __restrict__ cb, int ops,
-                         NormActivation act, typename Io<T>::C alpha, typename Io<T>::C beta) {
+                         const typename Io<T>::C* __restrict__ cm, const typename Io<T>::C* __restrict__ cb,
+                         const typename Io<T>::C* __restrict__ cml, int ops, NormActivation act,
+                         typename Io<T>::C alpha, typename Io<T>::C beta) {
     using C = typename Io<T>::C;
     ODNN_GRID_STRIDE_LOOP(v, nvec) {
         const uint32_t e = static_cast<uint32_t>(v) * V;
@@ -523,7 +529,7 @@ __global__ void __launch_bounds__(kThreads)
         for (int i = 0; i < V; ++i) {
             const uint32_t c = L == Layout::nchw ? c0 : c0 + i;
             C r = alpha * fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, act, ca[c], cm[c],
-                                       cb[c]);
+                                       cml[c], cb[c]);
             if (beta != C(0)) r += beta * Io<T>::in(yv.v[i]);
             out.v[i] = Io<T>::out(r);
         }
@@ -536,8 +542,8 @@ __global__ void __launch_bounds__(kThreads)
     apply_backward_packed(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, T* dx, T* dz,
                           int64_t nvec, FastDiv fd_s, FastDiv fd_c, const typename Io<T>::C* __restrict__ ca,
                           const typename Io<T>::C* __restrict__ cbb, const typename Io<T>::C* __restrict__ cc,
-                          const typename Io<T>::C* __restrict__ cm, int ops, NormActivation act,
-                          typename Io<T>::C alpha, typename Io<T>::C beta) {
+                          const typename Io<T>::C* __restrict__ cm, const typename Io<T>::C* __restrict__ cml,
+                          int ops, NormActivation act, typename Io<T>::C alpha, typename Io<T>::C beta) {
     using C = typename Io<T>::C;
     ODNN_GRID_STRIDE_LOOP(v, nvec) {
         const uint32_t e = static_cast<uint32_t>(v) * V;
@@ -556,7 +562,7 @@ __global__ void __launch_bounds__(kThreads)
             const uint32_t c = L == Layout::nchw ? c0 : c0 + i;
             C d = Io<T>::in(dv.v[i]);
             if (ops != 0) d *= core::norm_act_grad_from_y(act, Io<T>::in(yv.v[i]));
-            C r = alpha * (ca[c] * d + cbb[c] * (Io<T>::in(xv.v[i]) - cm[c]) + cc[c]);
+            C r = alpha * (ca[c] * d + cbb[c] * ((Io<T>::in(xv.v[i]) - cm[c]) - cml[c]) + cc[c]);
             C rz = alpha * d;
             if (beta != C(0)) {
                 r += beta * Io<T>::in(old.v[i]);
@@ -588,15 +594,16 @@ __device__ __forceinline__ ElemIndex elem_index(const NormGeometry& g, int64_t i
 template <class T>
 __global__ void apply_forward_generic(NormGeometry g, const T* x, Strides xs, const T* z, Strides zs, T* y,
                                       Strides ys, int64_t total, const typename Io<T>::C* ca,
-                                      const typename Io<T>::C* cm, const typename Io<T>::C* cb, int ops,
-                                      NormActivation act, typename Io<T>::C alpha, typename Io<T>::C beta) {
+                                      const typename Io<T>::C* cm, const typename Io<T>::C* cb,
+                                      const typename Io<T>::C* cml, int ops, NormActivation act,
+                                      typename Io<T>::C alpha, typename Io<T>::C beta) {
     using C = typename Io<T>::C;
     ODNN_GRID_STRIDE_LOOP(i, total) {
         const ElemIndex e = elem_index(g, i);
         const int64_t yo = g.offset(ys.st, e.m, e.f);
         C r = alpha * fwd_value<C>(Io<T>::in(x[g.offset(xs.st, e.m, e.f)]),
                                    ops == 2 ? Io<T>::in(z[g.offset(zs.st, e.m, e.f)]) : C(0), ops, act, ca[e.f],
-                                   cm[e.f], cb[e.f]);
+                                   cm[e.f], cml[e.f], cb[e.f]);
         if (beta != C(0)) r += beta * Io<T>::in(y[yo]);
         y[yo] = Io<T>::out(r);
     }
@@ -606,15 +613,17 @@ template <class T>
 __global__ void apply_backward_generic(NormGeometry g, const T* x, Strides xs, const T* dy, Strides dys, const T* y,
                                        Strides ys, T* dx, Strides dxs, T* dz, Strides dzs, int64_t total,
                                        const typename Io<T>::C* ca, const typename Io<T>::C* cbb,
-                                       const typename Io<T>::C* cc, const typename Io<T>::C* cm, int ops,
-                                       NormActivation act, typename Io<T>::C alpha, typename Io<T>::C beta) {
+                                       const typename Io<T>::C* cc, const typename Io<T>::C* cm,
+                                       const typename Io<T>::C* cml, int ops, NormActivation act,
+                                       typename Io<T>::C alpha, typename Io<T>::C beta) {
     using C = typename Io<T>::C;
     ODNN_GRID_STRIDE_LOOP(i, total) {
         const ElemIndex e = elem_index(g, i);
         C d = Io<T>::in(dy[g.offset(dys.st, e.m, e.f)]);
         if (ops != 0) d *= core::norm_act_grad_from_y(act, Io<T>::in(y[g.offset(ys.st, e.m, e.f)]));
         const int64_t o = g.offset(dxs.st, e.m, e.f);
-        C r = alpha * (ca[e.f] * d + cbb[e.f] * (Io<T>::in(x[g.offset(xs.st, e.m, e.f)]) - cm[e.f]) + cc[e.f]);
+        C r = alpha *
+              (ca[e.f] * d + cbb[e.f] * ((Io<T>::in(x[g.offset(xs.st, e.m, e.f)]) - cm[e.f]) - cml[e.f]) + cc[e.f]);
         if (beta != C(0)) r += beta * Io<T>::in(dx[o]);
         dx[o] = Io<T>::out(r);
         if (ops == 2) {
@@ -710,10 +719,10 @@ void launch_apply_forward_v(const Plan& pl, const NormGeometry& g, const T* x, c
     const FastDiv fd_s(static_cast<uint32_t>(g.s)), fd_c(static_cast<uint32_t>(g.c));
     if (pl.layout == Layout::nchw)
         apply_forward_packed<T, V, Layout::nchw><<<grid_for(nvec), kThreads, 0, s>>>(
-            x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, ops, act, alpha, beta);
+            x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
     else
         apply_forward_packed<T, V, Layout::nhwc><<<grid_for(nvec), kThreads, 0, s>>>(
-            x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, ops, act, alpha, beta);
+            x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
 }
 
 template <class T, int V>
@@ -725,10 +734,12 @@ void launch_apply_backward_v(const Plan& pl, const NormGeometry& g, const T* x, 
     const FastDiv fd_s(static_cast<uint32_t>(g.s)), fd_c(static_cast<uint32_t>(g.c));
     if (pl.layout == Layout::nchw)
         apply_backward_packed<T, V, Layout::nchw><<<grid_for(nvec), kThreads, 0, s>>>(
-            x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, ops, act, alpha, beta);
+            x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act,
+            alpha, beta);
     else
         apply_backward_packed<T, V, Layout::nhwc><<<grid_for(nvec), kThreads, 0, s>>>(
-            x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, ops, act, alpha, beta);
+            x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act,
+            alpha, beta);
 }
 
 ParamIo param_io(const NormCommon& k, const TensorDesc& sb, const TensorDesc& mv) {
@@ -755,7 +766,8 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
         const int64_t total = g.n * g.c * g.s;
         apply_forward_generic<T><<<grid_for(total), kThreads, 0, s>>>(g, x, strides_of(xd), z, strides_of(zd), y,
                                                                       strides_of(yd), total, coef, coef + pl.F,
-                                                                      coef + 2 * pl.F, ops, k.act, alpha, beta);
+                                                                      coef + 2 * pl.F, coef + 4 * pl.F, ops, k.act,
+                                                                      alpha, beta);
         return;
     }
     if (choose_vec<T>(pl, g, {xp, zp, yp}) == Io<T>::kVec)
@@ -772,14 +784,14 @@ public:
     Status execute(const core::Handle& h, const core::BnFwdInferenceProblem& p) const override {
         const Plan pl = make_plan(p.k, {&p.y, &p.z}, p.x);
         DeviceScratch scratch;
-        ODNN_RETURN_IF_ERROR(scratch.allocate(4 * static_cast<size_t>(pl.F) * sizeof(double), h.stream));
+        ODNN_RETURN_IF_ERROR(scratch.allocate(5 * static_cast<size_t>(pl.F) * sizeof(double), h.stream));
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;
             C* coef = static_cast<C*>(scratch.get());
             coef_inference<C><<<feature_blocks(pl.F), kThreads, 0, h.stream>>>(
                 p.k.g, param_io(p.k, p.scale_bias, p.mean_var), p.scale, p.bias, p.mean, p.var, p.k.epsilon, coef,
-                coef + pl.F, coef + 2 * pl.F);
+                coef + pl.F, coef + 2 * pl.F, coef + 4 * pl.F);
             launch_apply_forward<T>(pl, p.k, p.x, p.x_data, p.z, p.z_data, p.y, p.y_data, coef, p.out, h.stream);
             return launched(name());
         });
@@ -816,7 +828,8 @@ public:
             finalize_forward<C><<<feature_blocks(pl.F), kThreads, 0, h.stream>>>(
                 g, a.part_a, a.part_b, pl.P, p.x_data, static_cast<int>(p.k.dtype), a.xs,
                 param_io(p.k, p.scale_bias, p.mean_var), p.scale, p.bias, p.running_mean, p.running_var, p.save_mean,
-                p.save_inv_var, p.factor, p.k.epsilon, nullptr, nullptr, coef, coef + pl.F, coef + 2 * pl.F);
+                p.save_inv_var, p.factor, p.k.epsilon, nullptr, nullptr, coef, coef + pl.F, coef + 2 * pl.F,
+                coef + 4 * pl.F);
             launch_apply_forward<T>(pl, p.k, p.x, p.x_data, p.z, p.z_data, p.y, p.y_data, coef, p.out, h.stream);
             return launched(name());
         });
@@ -862,7 +875,7 @@ public:
                 launch_stats<T, false>(pl, g, a, vec, h.stream);
                 finalize_forward<C><<<feature_blocks(pl.F), kThreads, 0, h.stream>>>(
                     g, a.part_a, a.part_b, pl.P, p.x_data, static_cast<int>(p.k.dtype), a.xs, pio, nullptr, nullptr,
-                    nullptr, nullptr, nullptr, nullptr, 1.0, p.k.epsilon, mean, istd, nullptr, nullptr, nullptr);
+                    nullptr, nullptr, nullptr, nullptr, 1.0, p.k.epsilon, mean, istd, nullptr, nullptr, nullptr, nullptr);
             }
             a.dy = p.dy_data;
             a.dys = strides_of(p.dy);
@@ -875,7 +888,7 @@ public:
             C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
             finalize_backward<C><<<feature_blocks(pl.F), kThreads, 0, h.stream>>>(
                 g, a.part_a, a.part_b, pl.P, mean, istd, pio, p.scale, p.dscale, p.dbias, p.param.alpha, p.param.beta,
-                coef, coef + pl.F, coef + 2 * pl.F, coef + 3 * pl.F);
+                coef, coef + pl.F, coef + 2 * pl.F, coef + 3 * pl.F, coef + 4 * pl.F);
             const int ops = static_cast<int>(p.k.ops);
             const C alpha = static_cast<C>(p.data.alpha), beta = static_cast<C>(p.data.beta);
             const T* x = static_cast<const T*>(p.x_data);
@@ -887,7 +900,7 @@ public:
                 const int64_t total = g.n * g.c * g.s;
                 apply_backward_generic<T><<<grid_for(total), kThreads, 0, h.stream>>>(
                     g, x, a.xs, dy, a.dys, y, a.ys, dx, strides_of(p.dx), dz, strides_of(p.dz), total, coef,
-                    coef + pl.F, coef + 2 * pl.F, coef + 3 * pl.F, ops, p.k.act, alpha, beta);
+                    coef + pl.F, coef + 2 * pl.F, coef + 3 * pl.F, coef + 4 * pl.F, ops, p.k.act, alpha, beta);
             } else if (vec == Io<T>::kVec) {
                 launch_apply_backward_v<T, Io<T>::kVec>(pl, g, x, dy, y, dx, dz, coef, ops, p.k.act, alpha, beta,
                                                         h.stream);
