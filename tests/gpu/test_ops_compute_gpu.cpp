@@ -456,7 +456,9 @@ TEST_F(GpuOps, AddTensorMatchesCpu) {
                 Tensor a, c;
                 make(a, dt, k.a, k.layout, k.offset);
                 make(c, dt, k.c, k.layout, k.offset);
-                fill(a, -4, 4, rng);
+                // INT8 values round to integers: keep A away from 0, or a one-element bias can
+                // round to 0 and leave C unchanged (the "wrote nothing" check would then fire).
+                fill(a, dt == CUDNN_DATA_INT8 ? 1 : -4, 4, rng);
                 if (beta != 0) fill(c, -4, 4, rng);
                 else if (dt == CUDNN_DATA_INT8) fill(c, 50, 50, rng);
                 else poison(c);
