@@ -83,9 +83,15 @@ struct Probe {
         return end && end != v.c_str() ? n : def;
     }
     std::vector<std::string> messages;  // what the library printed on stderr (last lines)
-    bool crashed() const { return signal != 0 || timed_out; }
+    // The child ended in the middle of a stage without a signal reaching us: e.g. a
+    // sanitizer runtime caught the fatal signal and exited with its own status.
+    bool died = false;
+    bool crashed() const { return signal != 0 || timed_out || died; }
     std::string crash_text() const {
         if (timed_out) return "did not finish within " + std::to_string(static_cast<int>(kProbeTimeout)) + " s (hung at stage '" + stage + "')";
+        if (died)
+            return "ended the child process (exit status " + std::to_string(exit_code) + ", no result) at stage '" +
+                   stage + "'";
         return "crashed the child process with " + describe_signal(signal) + " at stage '" + stage + "'";
     }
 };
@@ -142,6 +148,7 @@ Probe run_probe(const std::string& exe, const std::vector<std::string>& args) {
         p.ran = false;
         p.why_not = "could not run odnn-probe: " + trim(r.output);
     }
+    p.died = p.ran && !p.signal && !p.timed_out && p.exit_code != 0 && !p.stage.empty() && p.stage != "done" && !p.kv.count(p.stage);
     return p;
 }
 
