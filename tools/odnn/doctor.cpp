@@ -90,8 +90,8 @@ struct Probe {
     std::string crash_text() const {
         if (timed_out) return "did not finish within " + std::to_string(static_cast<int>(kProbeTimeout)) + " s (hung at stage '" + stage + "')";
         if (died)
-            return "ended the child process (exit status " + std::to_string(exit_code) + ", no result) at stage '" +
-                   stage + "'";
+            return "crashed the child process (it exited with status " + std::to_string(exit_code) +
+                   " before reporting a result) at stage '" + stage + "'";
         return "crashed the child process with " + describe_signal(signal) + " at stage '" + stage + "'";
     }
 };
