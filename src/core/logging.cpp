@@ -95,8 +95,11 @@ LogConfig& config() {
     return *c;
 }
 
-// Atomic mirror of "anything to do?" so that the hot path costs one load.
+// Atomic mirrors of "anything to do?", read on every API call without the lock:
+// the log level (-1 until the environment is read) and the severities the user
+// callback asked for (0 without a callback).
 std::atomic<int> g_active_level{-1};
+std::atomic<unsigned> g_callback_mask{0};
 
 int env_int(const char* name, int fallback) {
     const char* v = std::getenv(name);
@@ -179,9 +182,8 @@ bool log_enabled(cudnnSeverity_t severity) {
         if (!c.loaded) load_locked(c);
         lvl = c.level;
     }
-    LogConfig& c = config();
-    unsigned bit = 1u << static_cast<unsigned>(severity);
-    return severity_level(severity) <= lvl || (c.cb_fn && (c.cb_mask & bit));
+    const unsigned bit = 1u << static_cast<unsigned>(severity);
+    return severity_level(severity) <= lvl || (g_callback_mask.load(std::memory_order_acquire) & bit) != 0;
 }
 
 void log_message(cudnnSeverity_t severity, cudnnStatus_t status, const char* api, const std::string& message,
@@ -232,6 +234,7 @@ void set_callback(unsigned mask, void* udata, cudnnCallback_t fn) {
     c.cb_mask = mask;
     c.cb_udata = udata;
     c.cb_fn = fn;
+    g_callback_mask.store(fn ? mask : 0u, std::memory_order_release);
 }
 
 void get_callback(unsigned* mask, void** udata, cudnnCallback_t* fn) {
