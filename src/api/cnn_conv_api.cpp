@@ -2,8 +2,6 @@
 // and activation), backward data / filter / bias, algorithm queries and searches,
 // workspace sizes, im2col. Each checks its arguments, builds a core::ConvProblem and
 // hands it to the core, which dispatches to the handle's backend.
-// cudnnGetFoldedConvBackwardDataDescriptors is not implemented (the generated stub answers
-// NOT_SUPPORTED): backward data runs every stride directly, no folding needed.
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -11,6 +9,7 @@
 
 #include "api/api_common.hpp"
 #include "core/conv_desc.hpp"
+#include "core/conv_fold.hpp"
 #include "core/conv_problem.hpp"
 #include "core/handle.hpp"
 #include "core/ops_desc.hpp"
@@ -370,6 +369,44 @@ cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHandle_t handle, con
         p.workspace = workSpace;
         p.workspace_bytes = workSpaceSizeInBytes;
         return odnn::core::conv_execute(*h, p);
+    }, handle);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetFoldedConvBackwardDataDescriptors(
+    const cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc, const cudnnTensorDescriptor_t diffDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc,
+    const cudnnTensorFormat_t transformFormat, cudnnFilterDescriptor_t foldedFilterDesc,
+    cudnnTensorDescriptor_t paddedDiffDesc, cudnnConvolutionDescriptor_t foldedConvDesc,
+    cudnnTensorDescriptor_t foldedGradDesc, cudnnTensorTransformDescriptor_t filterFoldTransDesc,
+    cudnnTensorTransformDescriptor_t diffPadTransDesc, cudnnTensorTransformDescriptor_t gradFoldTransDesc,
+    cudnnTensorTransformDescriptor_t gradUnfoldTransDesc) {
+    return guard(__func__, [&]() -> Status {
+        ODNN_LOOKUP(h, handle, handle);
+        (void)h;
+        ODNN_LOOKUP(w, filterDesc, filter);
+        ODNN_LOOKUP(dy, diffDesc, tensor);
+        ODNN_LOOKUP(conv, convDesc, convolution);
+        ODNN_LOOKUP(dx, gradDesc, tensor);
+        ODNN_LOOKUP(folded_w, foldedFilterDesc, filter);
+        ODNN_LOOKUP(padded_dy, paddedDiffDesc, tensor);
+        ODNN_LOOKUP(folded_conv, foldedConvDesc, convolution);
+        ODNN_LOOKUP(folded_dx, foldedGradDesc, tensor);
+        ODNN_LOOKUP(w_fold, filterFoldTransDesc, tensor_transform);
+        ODNN_LOOKUP(dy_pad, diffPadTransDesc, tensor_transform);
+        ODNN_LOOKUP(dx_fold, gradFoldTransDesc, tensor_transform);
+        ODNN_LOOKUP(dx_unfold, gradUnfoldTransDesc, tensor_transform);
+        odnn::core::FoldedBwdData f;
+        ODNN_RETURN_IF_ERROR(odnn::core::fold_conv_bwd_data(*w, *dy, *conv, *dx, transformFormat, &f));
+        // Written only after everything succeeded (outputs may alias inputs).
+        static_cast<odnn::core::FilterDesc&>(*folded_w) = f.folded_filter;
+        static_cast<odnn::core::TensorDesc&>(*padded_dy) = f.padded_diff;
+        static_cast<odnn::core::ConvDesc&>(*folded_conv) = f.folded_conv;
+        static_cast<odnn::core::TensorDesc&>(*folded_dx) = f.folded_grad;
+        static_cast<odnn::core::TensorTransformDesc&>(*w_fold) = f.filter_fold;
+        static_cast<odnn::core::TensorTransformDesc&>(*dy_pad) = f.diff_pad;
+        static_cast<odnn::core::TensorTransformDesc&>(*dx_fold) = f.grad_fold;
+        static_cast<odnn::core::TensorTransformDesc&>(*dx_unfold) = f.grad_unfold;
+        return Status::ok();
     }, handle);
 }
 

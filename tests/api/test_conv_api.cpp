@@ -465,11 +465,12 @@ TEST_F(ConvApi, BackwardBadInput) {
                   cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &s));
 }
 
-TEST_F(ConvApi, FoldedDescriptorsAreNotSupported) {
-    EXPECT_STATUS(CUDNN_STATUS_NOT_SUPPORTED,
+// The folded pipeline itself is tested in test_conv_fold.cpp.
+TEST_F(ConvApi, FoldedDescriptorsNeedTheirOutputs) {
+    EXPECT_STATUS(CUDNN_STATUS_BAD_PARAM,
                   cudnnGetFoldedConvBackwardDataDescriptors(h, w, y, c, x, CUDNN_TENSOR_NCHW, nullptr, nullptr, nullptr,
                                                             nullptr, nullptr, nullptr, nullptr, nullptr));
-    EXPECT_TRUE(mentions(odnn_test::last_error(), "not implemented"));
+    EXPECT_TRUE(mentions(odnn_test::last_error(), "foldedFilterDesc"));
 }
 
 }  // namespace
