@@ -25,7 +25,10 @@ namespace {
 const char* kUsage =
     "usage: odnn bench [options] [problem ...]\n"
     "  problem            e.g. 'conv fwd dt=f16 layout=nhwc n=32 c=64 h=56 w=56 k=64 r=3 s=3 pad=1'\n"
-    "                     or 'copy dt=f32 n=268435456'\n"
+    "                     or 'copy dt=f32 n=268435456'; element-wise and normalization ops:\n"
+    "                     act softmax pool bn optensor bias lrn dropout reduce transform scale set\n"
+    "                     (e.g. 'lrn fwd size=5 n=32 c=64 h=56 w=56', 'reduce op=add n=32 c=64 h=56 w=56\n"
+    "                     oh=1 ow=1', 'transform to=nhwc n=32 c=64 h=56 w=56', 'dropout fwd p=0.5 ...')\n"
     "  --batch FILE       read problems from FILE (one per line; '#' comments; also the\n"
     "                     'n c h w k r s pad stride dil groups' lines of resnet50_conv.txt)\n"
     "  --lib PATH         a cuDNN library to measure (repeat to compare; the first is the\n"

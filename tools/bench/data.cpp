@@ -1,5 +1,6 @@
 #include "data.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/scalar_convert.hpp"
@@ -41,6 +42,24 @@ std::vector<double> to_double(const std::vector<unsigned char>& raw, const Dt& t
             case CUDNN_DATA_BFLOAT16: { uint16_t b; std::memcpy(&b, &raw[i * 2], 2); out[i] = odnn::core::bf16_to_float(b); break; }
             case CUDNN_DATA_INT8: out[i] = static_cast<int8_t>(raw[i]); break;
             default: { float f; std::memcpy(&f, &raw[i * 4], 4); out[i] = f; break; }
+        }
+    }
+    return out;
+}
+
+std::vector<unsigned char> from_double(const std::vector<double>& v, const Dt& t) {
+    std::vector<unsigned char> out(v.size() * t.bytes);
+    for (size_t i = 0; i < v.size(); ++i) {
+        switch (t.data) {
+            case CUDNN_DATA_DOUBLE: std::memcpy(&out[i * 8], &v[i], 8); break;
+            case CUDNN_DATA_HALF: { const uint16_t h = odnn::core::float_to_half(static_cast<float>(v[i])); std::memcpy(&out[i * 2], &h, 2); break; }
+            case CUDNN_DATA_BFLOAT16: { const uint16_t b = odnn::core::float_to_bf16(static_cast<float>(v[i])); std::memcpy(&out[i * 2], &b, 2); break; }
+            case CUDNN_DATA_INT8: {
+                const double r = std::nearbyint(v[i]);
+                out[i] = static_cast<unsigned char>(static_cast<int8_t>(r > 127 ? 127 : r < -128 ? -128 : r));
+                break;
+            }
+            default: { const float f = static_cast<float>(v[i]); std::memcpy(&out[i * 4], &f, 4); break; }
         }
     }
     return out;

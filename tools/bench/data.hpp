@@ -21,6 +21,8 @@ Dt dtype_of(const std::string& dt);
 // sums stay exact in fp32 for moderate reductions, and nothing is all-zero.
 std::vector<unsigned char> make_data(size_t count, const Dt& t, unsigned seed);
 std::vector<double> to_double(const std::vector<unsigned char>& raw, const Dt& t);
+// Values stored as t's elements (rounded to nearest even; INT8 rounded and saturated).
+std::vector<unsigned char> from_double(const std::vector<double>& v, const Dt& t);
 
 // Strides of a logical N C spatial... tensor in NCHW or NHWC memory order.
 void strides_for(int nb, const int* dims, bool nhwc, int* strides);

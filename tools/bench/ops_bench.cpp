@@ -1,5 +1,6 @@
 // Runners of the element-wise and normalization problems (act, softmax, pool, bn,
-// optensor, bias): descriptors and data in the library, launch, read back.
+// optensor, bias, lrn, dropout, reduce, transform, scale, set): descriptors and data in
+// the library, launch, read back.
 #include <cstring>
 #include <functional>
 
@@ -92,14 +93,43 @@ cudnnBatchNormMode_t bn_mode(const std::string& m) {
 }
 
 // Pooling output dims for the problem's window (2-D r s / 3-D t r s), pad and stride.
+// Per-dim pad_d / pad_h / pad_w and stride_* override pad= and stride=.
 void pool_window(const Problem& p, int nsp, int* win, int* pad, int* stride) {
     const char* keys[3] = {"t", "r", "s"};
+    const char* suffix[3] = {"_d", "_h", "_w"};
     for (int i = 0; i < nsp; ++i) {
-        win[i] = static_cast<int>(p.get(keys[3 - nsp + i], 2));
-        pad[i] = static_cast<int>(p.get("pad", 0));
-        stride[i] = static_cast<int>(p.get("stride", win[i]));
+        const int k = 3 - nsp + i;
+        win[i] = static_cast<int>(p.get(keys[k], 2));
+        pad[i] = static_cast<int>(p.get(std::string("pad") + suffix[k], p.get("pad", 0)));
+        stride[i] = static_cast<int>(p.get(std::string("stride") + suffix[k], p.get("stride", win[i])));
     }
 }
+
+// The output dims of a reduce problem: on= oc= (od=) oh= ow=, the input's where absent.
+void reduce_dims(const Problem& p, const TShape& s, int* out) {
+    const char* keys[5] = {"on", "oc", "od", "oh", "ow"};
+    int j = 0;
+    for (int i = 0; i < 5; ++i) {
+        if (i == 2 && s.nb == 4) continue;
+        out[j] = static_cast<int>(p.get(keys[i], s.dims[j]));
+        ++j;
+    }
+}
+
+cudnnReduceTensorOp_t reduce_op(const std::string& w) {
+    if (w == "mul") return CUDNN_REDUCE_TENSOR_MUL;
+    if (w == "min") return CUDNN_REDUCE_TENSOR_MIN;
+    if (w == "max") return CUDNN_REDUCE_TENSOR_MAX;
+    if (w == "amax") return CUDNN_REDUCE_TENSOR_AMAX;
+    if (w == "avg") return CUDNN_REDUCE_TENSOR_AVG;
+    if (w == "norm1") return CUDNN_REDUCE_TENSOR_NORM1;
+    if (w == "norm2") return CUDNN_REDUCE_TENSOR_NORM2;
+    if (w == "mul_nz") return CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS;
+    return CUDNN_REDUCE_TENSOR_ADD;
+}
+
+// The type reduce writes C in: A's, except INT8 A, which reduces into FLOAT.
+Dt reduce_out_type(const Problem& p) { return dtype_of(p.dt == "i8" ? "f32" : p.dt); }
 
 }  // namespace
 
@@ -120,6 +150,8 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
     Buffer* x = run.buffer(n, t, 1, &err);
     Buffer* out = nullptr;
     size_t out_count = n;
+    Dt out_t = t;             // element type of `out`
+    bool comparable = true;   // false: outputs depend on the library's RNG (dropout)
     std::function<bool()> launch;
     cudnnStatus_t last = CUDNN_STATUS_SUCCESS;  // status of the latest launch, for messages
     auto ok = [&last](cudnnStatus_t st) {
@@ -263,7 +295,8 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             launch = [&] { return ok(BENCH_CALL(lib, cudnnAddTensor, lib.handle(), one, bd, b->ptr, one, xd, c->ptr)); };
         } else {
             const std::string w = p.word("op", "add");
-            const cudnnOpTensorOp_t op = w == "mul" ? CUDNN_OP_TENSOR_MUL : w == "min" ? CUDNN_OP_TENSOR_MIN : w == "max" ? CUDNN_OP_TENSOR_MAX : CUDNN_OP_TENSOR_ADD;
+            const cudnnOpTensorOp_t op = w == "mul" ? CUDNN_OP_TENSOR_MUL : w == "min" ? CUDNN_OP_TENSOR_MIN : w == "max" ? CUDNN_OP_TENSOR_MAX
+                                         : w == "sqrt" ? CUDNN_OP_TENSOR_SQRT : w == "not" ? CUDNN_OP_TENSOR_NOT : CUDNN_OP_TENSOR_ADD;
             cudnnOpTensorDescriptor_t od;
             BENCH_CALL(lib, cudnnCreateOpTensorDescriptor, &od);
             struct Guard { CudnnLib& l; cudnnOpTensorDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyOpTensorDescriptor, d); } } g{lib, od};
@@ -284,11 +317,137 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             upload(c, fresh.data(), fresh.size());
             launch();
         }
+    } else if (p.op == "lrn") {
+        yd = xd;
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        if (!x || !y || !dy || !dx) { r.error = err; return r; }
+        cudnnLRNDescriptor_t ld;
+        BENCH_CALL(lib, cudnnCreateLRNDescriptor, &ld);
+        struct Guard { CudnnLib& l; cudnnLRNDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyLRNDescriptor, d); } } g{lib, ld};
+        BENCH_TRY("LRN descriptor", BENCH_CALL(lib, cudnnSetLRNDescriptor, ld, static_cast<unsigned>(p.get("size", 5)),
+                                               p.real("alpha", 1e-4), p.real("beta", 0.75), p.real("k", 2.0)));
+        const cudnnLRNMode_t mode = CUDNN_LRN_CROSS_CHANNEL_DIM1;
+        auto fwd = [&] { return ok(BENCH_CALL(lib, cudnnLRNCrossChannelForward, lib.handle(), ld, mode, one, xd, x->ptr, zero, yd, y->ptr)); };
+        if (p.dir == "fwd") {
+            out = y;
+            launch = fwd;
+        } else {
+            if (!fwd()) { r.error = status_text(lib, "LRN forward (for backward)", last); return r; }
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnLRNCrossChannelBackward, lib.handle(), ld, mode, one, yd, y->ptr, yd, dy->ptr, xd, x->ptr, zero, xd, dx->ptr)); };
+        }
+        if (!launch()) { r.error = status_text(lib, "LRN", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "dropout") {
+        yd = xd;
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        if (!x || !y || !dy || !dx) { r.error = err; return r; }
+        size_t states_bytes = 0, reserve_bytes = 0;
+        BENCH_TRY("cudnnDropoutGetStatesSize", BENCH_CALL(lib, cudnnDropoutGetStatesSize, lib.handle(), &states_bytes));
+        BENCH_TRY("cudnnDropoutGetReserveSpaceSize", BENCH_CALL(lib, cudnnDropoutGetReserveSpaceSize, xd, &reserve_bytes));
+        run.buffers.emplace_back();
+        Buffer* states = &run.buffers.back();
+        run.buffers.emplace_back();
+        Buffer* reserve = &run.buffers.back();
+        if (!alloc(states, states_bytes, lib.on_gpu(), &err) || !alloc(reserve, reserve_bytes, lib.on_gpu(), &err)) {
+            r.error = err;
+            return r;
+        }
+        cudnnDropoutDescriptor_t dd;
+        BENCH_CALL(lib, cudnnCreateDropoutDescriptor, &dd);
+        struct Guard { CudnnLib& l; cudnnDropoutDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyDropoutDescriptor, d); } } g{lib, dd};
+        BENCH_TRY("dropout descriptor", BENCH_CALL(lib, cudnnSetDropoutDescriptor, dd, lib.handle(), static_cast<float>(p.real("p", 0.5)),
+                                                   states->ptr, states_bytes, 1234ull));
+        auto fwd = [&] { return ok(BENCH_CALL(lib, cudnnDropoutForward, lib.handle(), dd, xd, x->ptr, yd, y->ptr, reserve->ptr, reserve_bytes)); };
+        if (p.dir == "fwd") {
+            out = y;
+            launch = fwd;
+        } else {
+            if (!fwd()) { r.error = status_text(lib, "dropout forward (for backward)", last); return r; }
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnDropoutBackward, lib.handle(), dd, yd, dy->ptr, xd, dx->ptr, reserve->ptr, reserve_bytes)); };
+        }
+        // Each library draws its own mask: outputs are not comparable across libraries.
+        comparable = false;
+        if (!launch()) { r.error = status_text(lib, "dropout", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "reduce") {
+        int cdims[5];
+        reduce_dims(p, s, cdims);
+        out_t = reduce_out_type(p);
+        cudnnTensorDescriptor_t cd;
+        BENCH_TRY("C descriptor", run.tensor(out_t, s.nb, cdims, nhwc, &cd));
+        out_count = count(s.nb, cdims);
+        Buffer* c = run.buffer(out_count, out_t, 2, &err);
+        if (!x || !c) { r.error = err; return r; }
+        const bool indices = p.get("indices", 0) == 1;
+        cudnnReduceTensorDescriptor_t rd;
+        BENCH_CALL(lib, cudnnCreateReduceTensorDescriptor, &rd);
+        struct Guard { CudnnLib& l; cudnnReduceTensorDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyReduceTensorDescriptor, d); } } g{lib, rd};
+        BENCH_TRY("reduce descriptor", BENCH_CALL(lib, cudnnSetReduceTensorDescriptor, rd, reduce_op(p.word("op", "add")),
+                                                  t.data == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN,
+                                                  indices ? CUDNN_REDUCE_TENSOR_FLATTENED_INDICES : CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+        size_t ws_bytes = 0, ind_bytes = 0;
+        BENCH_TRY("cudnnGetReductionWorkspaceSize", BENCH_CALL(lib, cudnnGetReductionWorkspaceSize, lib.handle(), rd, xd, cd, &ws_bytes));
+        BENCH_TRY("cudnnGetReductionIndicesSize", BENCH_CALL(lib, cudnnGetReductionIndicesSize, lib.handle(), rd, xd, cd, &ind_bytes));
+        run.buffers.emplace_back();
+        Buffer* ws = &run.buffers.back();
+        run.buffers.emplace_back();
+        Buffer* ind = &run.buffers.back();
+        if (!alloc(ws, ws_bytes, lib.on_gpu(), &err) || !alloc(ind, ind_bytes, lib.on_gpu(), &err)) { r.error = err; return r; }
+        const void* c_one = out_t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d1) : &f1;
+        const void* c_zero = out_t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d0) : &f0;
+        out = c;
+        launch = [&, c_one, c_zero, cd, ws_bytes, ind_bytes] {
+            return ok(BENCH_CALL(lib, cudnnReduceTensor, lib.handle(), rd, ind->ptr, ind_bytes, ws->ptr, ws_bytes, c_one, xd, x->ptr, c_zero, cd, c->ptr));
+        };
+        if (!launch()) { r.error = status_text(lib, "reduce tensor", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "transform") {
+        out_t = dtype_of(p.word("ydt", p.dt));
+        BENCH_TRY("y descriptor", run.tensor(out_t, s.nb, s.dims, p.word("to", "nchw") == "nhwc", &yd));
+        Buffer* y = run.buffer(n, out_t, 2, &err);
+        if (!x || !y) { r.error = err; return r; }
+        // Scalars follow y's type: double for DOUBLE y, float otherwise.
+        const void* y_one = out_t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d1) : &f1;
+        const void* y_zero = out_t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d0) : &f0;
+        out = y;
+        launch = [&, y_one, y_zero, yd] { return ok(BENCH_CALL(lib, cudnnTransformTensor, lib.handle(), y_one, xd, x->ptr, y_zero, yd, y->ptr)); };
+        if (!launch()) { r.error = status_text(lib, "transform tensor", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "scale" || p.op == "set") {
+        if (!x) { r.error = err; return r; }
+        out = x;
+        // scale: alpha = -1 keeps the magnitudes (no drift to denormals over the repetitions);
+        // set: the value in x's own element type.
+        const float fm1 = -1.0f;
+        const double dm1 = -1.0;
+        const auto value = from_double({0.5 * (t.data == CUDNN_DATA_INT8 ? 4 : 1)}, t);
+        const void* arg = p.op == "set" ? static_cast<const void*>(value.data())
+                          : t.data == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&dm1) : &fm1;
+        if (p.op == "scale") launch = [&, arg] { return ok(BENCH_CALL(lib, cudnnScaleTensor, lib.handle(), xd, x->ptr, arg)); };
+        else launch = [&, arg] { return ok(BENCH_CALL(lib, cudnnSetTensor, lib.handle(), xd, x->ptr, arg)); };
+        if (!launch()) { r.error = status_text(lib, p.op == "set" ? "set tensor" : "scale tensor", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
     }
-    if (o.check && out) {
-        std::vector<unsigned char> raw(out_count * t.bytes);
+    if (o.check && out && comparable) {
+        std::vector<unsigned char> raw(out_count * out_t.bytes);
         download(raw.data(), *out, raw.size());
-        r.out = to_double(raw, t);
+        r.out = to_double(raw, out_t);
     }
     r.ok = true;
     return r;
@@ -301,7 +460,18 @@ double op_bytes(const Problem& p) {
     if (p.op == "act") return p.dir == "fwd" ? 2 * tensor : 4 * tensor;      // bwd: y, dy, x -> dx
     if (p.op == "softmax") return p.dir == "fwd" ? 2 * tensor : 3 * tensor;  // bwd: y, dy -> dx
     if (p.op == "bn") return p.dir == "bwd" ? 3 * tensor : 2 * tensor;       // bwd: x, dy -> dx
-    if (p.op == "optensor") return 3 * tensor;
+    if (p.op == "optensor") return p.word("op", "add") == "sqrt" || p.word("op", "add") == "not" ? 2 * tensor : 3 * tensor;
+    if (p.op == "lrn") return p.dir == "fwd" ? 2 * tensor : 4 * tensor;      // bwd: y, dy, x -> dx
+    if (p.op == "dropout") return 2 * tensor + static_cast<double>(count(s.nb, s.dims)) / 8;  // + the mask bits
+    if (p.op == "scale") return 2 * tensor;
+    if (p.op == "set") return tensor;
+    if (p.op == "transform") return tensor + static_cast<double>(count(s.nb, s.dims)) * dtype_of(p.word("ydt", p.dt)).bytes;
+    if (p.op == "reduce") {
+        int cdims[5];
+        reduce_dims(p, s, cdims);
+        const double outs = static_cast<double>(count(s.nb, cdims));
+        return tensor + outs * reduce_out_type(p).bytes + (p.get("indices", 0) == 1 ? outs * 4 : 0);
+    }
     if (p.op == "bias") return 2 * tensor;                                     // read C, write C
     if (p.op == "pool") {
         const int nsp = s.nb - 2;

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -17,28 +19,52 @@ const std::set<std::string> kConvKeys = {"n", "c", "d", "h", "w", "k", "t", "r",
                                          "dil_h", "dil_w", "g", "algo"};
 const std::set<std::string> kDtypes = {"f32", "f64", "f16", "bf16", "i8"};
 
-// Element-wise and normalization ops: their directions and word parameters.
+// Element-wise and normalization ops: their directions and word, integer and real
+// parameters. Word parameters are required unless listed optional.
 struct OpSpec {
     std::set<std::string> dirs;
     std::map<std::string, std::set<std::string>> words;
     std::set<std::string> ints;
+    std::set<std::string> reals;
+    std::set<std::string> optional_words;
 };
 
 const std::map<std::string, OpSpec>& op_specs() {
     static const std::set<std::string> shape = {"n", "c", "d", "h", "w"};
     static const std::map<std::string, OpSpec> specs = [] {
         std::map<std::string, OpSpec> m;
-        m["act"] = {{"fwd", "bwd"}, {{"mode", {"relu", "sigmoid", "tanh", "clipped_relu", "elu", "identity", "swish"}}}, shape};
-        m["softmax"] = {{"fwd", "bwd"}, {{"alg", {"fast", "accurate", "log"}}, {"mode", {"channel", "instance"}}}, shape};
+        m["act"] = {{"fwd", "bwd"}, {{"mode", {"relu", "sigmoid", "tanh", "clipped_relu", "elu", "identity", "swish"}}}, shape, {}, {}};
+        m["softmax"] = {{"fwd", "bwd"}, {{"alg", {"fast", "accurate", "log"}}, {"mode", {"channel", "instance"}}}, shape, {}, {}};
         std::set<std::string> pool_ints = shape;
-        for (const char* k : {"r", "s", "t", "pad", "stride"}) pool_ints.insert(k);
-        m["pool"] = {{"fwd", "bwd"}, {{"mode", {"max", "max_det", "avg_in", "avg_ex"}}}, pool_ints};
-        m["bn"] = {{"fwd_inf", "fwd_train", "bwd"}, {{"mode", {"spatial", "persistent", "per_act"}}}, shape};
-        m["optensor"] = {{""}, {{"op", {"add", "mul", "min", "max"}}}, shape};
-        m["bias"] = {{""}, {}, shape};
+        for (const char* k : {"r", "s", "t", "pad", "pad_d", "pad_h", "pad_w", "stride", "stride_d", "stride_h", "stride_w"})
+            pool_ints.insert(k);
+        m["pool"] = {{"fwd", "bwd"}, {{"mode", {"max", "max_det", "avg_in", "avg_ex"}}}, pool_ints, {}, {}};
+        m["bn"] = {{"fwd_inf", "fwd_train", "bwd"}, {{"mode", {"spatial", "persistent", "per_act"}}}, shape, {}, {}};
+        m["optensor"] = {{""}, {{"op", {"add", "mul", "min", "max", "sqrt", "not"}}}, shape, {}, {}};
+        m["bias"] = {{""}, {}, shape, {}, {}};
+        std::set<std::string> lrn_ints = shape;
+        lrn_ints.insert("size");
+        m["lrn"] = {{"fwd", "bwd"}, {}, lrn_ints, {"alpha", "beta", "k"}, {}};
+        m["dropout"] = {{"fwd", "bwd"}, {}, shape, {"p"}, {}};
+        std::set<std::string> reduce_ints = shape;
+        for (const char* k : {"on", "oc", "od", "oh", "ow", "indices"}) reduce_ints.insert(k);
+        m["reduce"] = {{""}, {{"op", {"add", "mul", "min", "max", "amax", "avg", "norm1", "norm2", "mul_nz"}}}, reduce_ints, {}, {}};
+        m["transform"] = {{""}, {{"to", {"nchw", "nhwc"}}, {"ydt", {"f32", "f64", "f16", "bf16", "i8"}}}, shape, {}, {"ydt"}};
+        m["scale"] = {{""}, {}, shape, {}, {}};
+        m["set"] = {{""}, {}, shape, {}, {}};
         return m;
     }();
     return specs;
+}
+
+bool parse_real(const std::string& s, double* out) {
+    if (s.empty()) return false;
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno != 0 || *end != '\0' || !std::isfinite(v)) return false;
+    *out = v;
+    return true;
 }
 
 bool parse_int(const std::string& s, long long* out) {
@@ -70,6 +96,62 @@ bool parse_resnet_line(const std::vector<std::string>& tok, Problem* p, std::str
     return true;
 }
 
+// Values the ops constrain beyond "a non-negative integer".
+bool check_op_values(const Problem& p, std::string* error) {
+    if (p.op == "pool") {
+        for (const char* k : {"r", "s", "t", "stride", "stride_d", "stride_h", "stride_w"})
+            if (p.v.count(k) && p.get(k, 1) <= 0) {
+                *error = std::string("pool: ") + k + " must be positive";
+                return false;
+            }
+    } else if (p.op == "lrn") {
+        const long long n = p.get("size", 5);
+        if (n < 1 || n > 16) {
+            *error = "lrn: size=" + std::to_string(n) + " is outside [1, 16]";
+            return false;
+        }
+    } else if (p.op == "dropout") {
+        const double q = p.real("p", 0.5);
+        if (!(q >= 0 && q < 1)) {
+            *error = "dropout: p=" + real_text(q) + " is outside [0, 1)";
+            return false;
+        }
+    } else if (p.op == "reduce") {
+        const char* in[] = {"n", "c", "d", "h", "w"};
+        const char* out[] = {"on", "oc", "od", "oh", "ow"};
+        bool reduces = false;
+        for (int i = 0; i < 5; ++i) {
+            if (!p.v.count(out[i])) continue;
+            if (i == 2 && !p.v.count("d")) {
+                *error = "reduce: od= needs d=";
+                return false;
+            }
+            const long long o = p.get(out[i], 1), x = p.get(in[i], 1);
+            if (o != 1 && o != x) {
+                *error = std::string("reduce: ") + out[i] + "=" + std::to_string(o) + " must be 1 or " + in[i] + " (" +
+                         std::to_string(x) + ")";
+                return false;
+            }
+            reduces = reduces || (o == 1 && x > 1);
+        }
+        if (!reduces) {
+            *error = "reduce: nothing is reduced (give an output dim of 1, e.g. oh=1 ow=1)";
+            return false;
+        }
+        const long long ind = p.get("indices", 0);
+        const std::string op = p.word("op", "add");
+        if (ind != 0 && ind != 1) {
+            *error = "reduce: indices is 0 or 1";
+            return false;
+        }
+        if (ind == 1 && op != "min" && op != "max" && op != "amax") {
+            *error = "reduce: indices=1 needs op=min, max or amax";
+            return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 std::string Problem::word(const std::string& key, const std::string& fallback) const {
@@ -80,6 +162,20 @@ std::string Problem::word(const std::string& key, const std::string& fallback) c
 long long Problem::get(const std::string& key, long long fallback) const {
     auto it = v.find(key);
     return it == v.end() ? fallback : it->second;
+}
+
+double Problem::real(const std::string& key, double fallback) const {
+    auto it = f.find(key);
+    return it == f.end() ? fallback : it->second;
+}
+
+std::string real_text(double v) {
+    char buf[40];
+    for (int prec = 1; prec <= 17; ++prec) {
+        std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    return buf;
 }
 
 std::string Problem::str() const {
@@ -100,6 +196,7 @@ std::string Problem::str() const {
     }
     for (const auto& kv : v)
         if (!done.count(kv.first)) s += " " + kv.first + "=" + std::to_string(kv.second);
+    for (const auto& kv : f) s += " " + kv.first + "=" + real_text(kv.second);
     return s;
 }
 
@@ -143,7 +240,8 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
             i = 2;
         }
     } else if (p.op != "copy") {
-        *error = "unknown operation '" + p.op + "' (conv, copy, act, softmax, pool, bn, optensor, bias)";
+        *error = "unknown operation '" + p.op +
+                 "' (conv, copy, act, softmax, pool, bn, optensor, bias, lrn, dropout, reduce, transform, scale, set)";
         return false;
     }
     const OpSpec* spec = op_specs().count(p.op) ? &op_specs().at(p.op) : nullptr;
@@ -180,6 +278,13 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
                 return false;
             }
             p.s[key] = val;
+        } else if (spec && spec->reals.count(key)) {
+            double x;
+            if (!parse_real(val, &x)) {
+                *error = "'" + key + "=" + val + "': not a finite number";
+                return false;
+            }
+            p.f[key] = x;
         } else {
             long long v;
             if (!parse_int(val, &v)) {
@@ -228,10 +333,11 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
                 return false;
             }
         for (const auto& kv : spec->words)  // no defaults: every word parameter is given
-            if (!p.s.count(kv.first)) {
+            if (!p.s.count(kv.first) && !spec->optional_words.count(kv.first)) {
                 *error = p.op + " needs " + kv.first + "=...";
                 return false;
             }
+        if (!check_op_values(p, error)) return false;
     }
     *out = p;
     return true;
