@@ -13,6 +13,9 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/archive.h ] || need+=(libarchive-dev)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
 [ -n "$(ls /usr/include/*/openblas*/cblas.h /usr/include/openblas/cblas.h 2>/dev/null)" ] || need+=(libopenblas-dev)
+# The Fashion-MNIST example (examples/fashion_mnist): zlib reads the data set's gzipped idx files.
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
