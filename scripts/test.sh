@@ -23,7 +23,8 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -j "$jobs" --output-on-failure
 
 if command -v nvcc >/dev/null; then
-  step "CUDA build (compile check, sm_90a) + CPU-labelled tests"
+  step "CUDA build (compile check, sm_90a, with the CUTLASS tensor-core kernels) + CPU-labelled tests"
+  scripts/fetch-cutlass.sh
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DODNN_WITH_CUDA=ON -DODNN_CUDA_ARCHS=90a >/dev/null
   ninja -C build-cuda -j "$jobs"
   ctest --test-dir build-cuda -j "$jobs" -L cpu --output-on-failure

@@ -12,6 +12,7 @@
 #include "core/conv_fold.hpp"
 #include "core/conv_problem.hpp"
 #include "core/handle.hpp"
+#include "core/memory.hpp"
 #include "core/ops_desc.hpp"
 #include "core/tensor_desc.hpp"
 
@@ -91,29 +92,27 @@ Status find(const odnn::core::Handle& h, const ConvProblem& p, size_t limit, int
     return Status::ok();
 }
 
-// Host buffers for the Find calls that take no data (CPU backend).
+// Buffers of the handle's backend for the Find calls that take no data (zero-filled).
 class FindBuffers {
 public:
     Status allocate(const odnn::core::Handle& h, ConvProblem* p) {
-        ODNN_REQUIRE_SUPPORTED(h.backend == odnn::core::BackendKind::cpu,
-                               "cudnnFind*Algorithm without data needs device allocation, not implemented on the %s "
-                               "backend; use cudnnFind*AlgorithmEx",
-                               odnn::core::backend_name(h.backend));
-        p->x_data = alloc(p->x);
-        p->w_data = alloc(p->w);
-        p->y_data = alloc(p->y);
+        ODNN_RETURN_IF_ERROR(alloc(h, p->x, &p->x_data));
+        ODNN_RETURN_IF_ERROR(alloc(h, p->w, &p->w_data));
+        ODNN_RETURN_IF_ERROR(alloc(h, p->y, &p->y_data));
         p->alpha = 1.0;
         p->beta = 0.0;
         return Status::ok();
     }
 
 private:
-    void* alloc(const odnn::core::ConvTensor& t) {
+    Status alloc(const odnn::core::Handle& h, const odnn::core::ConvTensor& t, void** data) {
         const size_t bytes = static_cast<size_t>(t.span()) * 8 + 64;  // 8 bytes covers every element type
-        bufs_.emplace_back(new unsigned char[bytes]());
-        return bufs_.back().get();
+        bufs_.emplace_back(new odnn::core::BackendBuffer());
+        ODNN_RETURN_IF_ERROR(bufs_.back()->allocate(h, bytes));
+        *data = bufs_.back()->get();
+        return Status::ok();
     }
-    std::vector<std::unique_ptr<unsigned char[]>> bufs_;
+    std::vector<std::unique_ptr<odnn::core::BackendBuffer>> bufs_;
 };
 
 }  // namespace

@@ -549,15 +549,20 @@ std::vector<int> preference(ConvKind k) {
     return {};
 }
 
-// Every CPU implementation is deterministic and computes with FMAs in fp32 or wider: no
-// down-conversion, no tensor cores. As cuDNN does for such algorithms, the reported math
-// type is the descriptor's, except that a request for tensor-op math (which never
-// happens here) reports CUDNN_FMA_MATH.
-ConvAlgoPerf base_perf(const ConvProblem& p, int algo) {
+// Every implementation is deterministic. One that computes with FMAs in fp32 or wider
+// (no down-conversion, no tensor cores) reports, as cuDNN does for such algorithms, the
+// descriptor's math type, except that a request for tensor-op math reports
+// CUDNN_FMA_MATH; a tensor-core kernel reports CUDNN_TENSOR_OP_MATH.
+ConvAlgoPerf base_perf(const ConvProblem& p, int algo, const Impl<ConvProblem>* impl) {
     ConvAlgoPerf r;
     r.algo = algo;
     r.determinism = CUDNN_DETERMINISTIC;
     r.math = p.math == CUDNN_DEFAULT_MATH ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    if (impl != nullptr) {
+        ConvProblem q = p;
+        q.algo = algo;
+        if (impl->tensor_cores(q)) r.math = CUDNN_TENSOR_OP_MATH;
+    }
     return r;
 }
 
@@ -573,43 +578,20 @@ void sort_results(std::vector<ConvAlgoPerf>& v, bool by_time) {
     });
 }
 
-// Scratch memory of the handle's backend for Find.
-class Scratch {
-public:
-    Status allocate(const Handle& h, size_t bytes) {
-        ODNN_REQUIRE_SUPPORTED(h.backend == BackendKind::cpu,
-                               "allocating scratch memory on the %s backend is not implemented",
-                               backend_name(h.backend));
-        if (bytes == 0) return Status::ok();
-        mem_.reset(static_cast<unsigned char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-        ODNN_REQUIRE(mem_ != nullptr, CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes of scratch memory",
-                     bytes);
-        std::memset(mem_.get(), 0, bytes);
-        return Status::ok();
-    }
-    void* get() const { return mem_.get(); }
-
-private:
-    struct Free {
-        void operator()(unsigned char* p) const { std::free(p); }
-    };
-    std::unique_ptr<unsigned char, Free> mem_;
-};
-
 }  // namespace
 
 void conv_get_algorithms(const Handle& h, const ConvProblem& p, ConvAlgoPerf* out, int count) {
     std::vector<ConvAlgoPerf> v;
     for (int algo : preference(p.kind)) {
-        ConvAlgoPerf r = base_perf(p, algo);
         ConvProblem q = p;
         q.algo = algo;
-        auto ws = conv_workspace_size(h, q);
-        if (ws.is_ok()) {
+        auto impl = conv_select(h, q);
+        ConvAlgoPerf r = base_perf(p, algo, impl.is_ok() ? impl.value() : nullptr);
+        if (impl.is_ok()) {
             r.status = CUDNN_STATUS_SUCCESS;
-            r.memory = ws.value();
+            r.memory = impl.value()->workspace_size(q);
         } else {
-            r.status = ws.status().code();
+            r.status = impl.status().code();
         }
         v.push_back(r);
     }
@@ -625,10 +607,10 @@ Status conv_find_algorithms(const Handle& h, const ConvProblem& p, size_t worksp
     // it is timed once and the time reported for each of them.
     std::map<std::pair<const Impl<ConvProblem>*, size_t>, std::pair<cudnnStatus_t, float>> timed;
     for (int algo : preference(p.kind)) {
-        ConvAlgoPerf r = base_perf(p, algo);
         ConvProblem q = p;
         q.algo = algo;
         auto impl = conv_select(h, q);
+        ConvAlgoPerf r = base_perf(p, algo, impl.is_ok() ? impl.value() : nullptr);
         if (!impl.is_ok()) {
             r.status = impl.status().code();
             v.push_back(r);
@@ -646,7 +628,7 @@ Status conv_find_algorithms(const Handle& h, const ConvProblem& p, size_t worksp
         const auto key = std::make_pair(impl.value(), need);
         auto it = timed.find(key);
         if (it == timed.end()) {
-            Scratch scratch;
+            BackendBuffer scratch;
             if (q.workspace == nullptr || q.workspace_bytes < need) {
                 Status s = scratch.allocate(h, need);
                 if (!s.is_ok()) {

@@ -24,6 +24,9 @@ enum class CudaCopy { host_to_device, device_to_host, device_to_device };
 Status cuda_memcpy(void* dst, const void* src, size_t bytes, CudaCopy kind, cudaStream_t stream);
 Status cuda_memset(void* dst, int value, size_t bytes, cudaStream_t stream);
 Status cuda_stream_synchronize(cudaStream_t stream);
+// Device memory (cudaMalloc / cudaFree; cuda_free(nullptr) does nothing).
+Status cuda_malloc(void** p, size_t bytes);
+void cuda_free(void* p);
 // Status of the last kernel launch (names the kernel in the message).
 Status cuda_check_launch(const char* kernel);
 

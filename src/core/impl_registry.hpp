@@ -25,6 +25,8 @@ public:
     // OK to accept; otherwise the reason this implementation cannot run `p`.
     virtual Status check(const Problem& p) const { return Status::ok(); }
     virtual size_t workspace_size(const Problem& p) const { return 0; }
+    // Whether running `p` uses tensor cores (reported as CUDNN_TENSOR_OP_MATH by searches).
+    virtual bool tensor_cores(const Problem& p) const { return false; }
     virtual Status execute(const Handle& h, const Problem& p) const = 0;
 };
 

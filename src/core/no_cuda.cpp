@@ -20,5 +20,10 @@ Status cuda_memcpy(void*, const void*, size_t, CudaCopy, cudaStream_t) { return 
 Status cuda_memset(void*, int, size_t, cudaStream_t) { return no_cuda(); }
 Status cuda_stream_synchronize(cudaStream_t) { return no_cuda(); }
 Status cuda_check_launch(const char*) { return no_cuda(); }
+Status cuda_malloc(void** p, size_t) {
+    *p = nullptr;
+    return no_cuda();
+}
+void cuda_free(void*) {}
 
 }  // namespace odnn::core

@@ -79,6 +79,20 @@ Status cuda_stream_synchronize(cudaStream_t stream) {
     return e == cudaSuccess ? Status::ok() : cuda_error(e, "cudaStreamSynchronize");
 }
 
+Status cuda_malloc(void** p, size_t bytes) {
+    *p = nullptr;
+    const cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaSuccess) return Status::ok();
+    *p = nullptr;
+    cudaGetLastError();
+    return make_status(e == cudaErrorMemoryAllocation ? CUDNN_STATUS_ALLOC_FAILED : CUDNN_STATUS_EXECUTION_FAILED_CUDART,
+                       "cudaMalloc of %zu bytes failed: %s", bytes, cudaGetErrorString(e));
+}
+
+void cuda_free(void* p) {
+    if (p) cudaFree(p);
+}
+
 Status cuda_check_launch(const char* kernel) {
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? Status::ok() : cuda_error(e, kernel);

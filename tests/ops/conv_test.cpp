@@ -1,4 +1,7 @@
-// Numerics of the convolution family on the CPU backend. Every case of the case files
+// Numerics of the convolution family on the CPU backend (ops_conv_test) and on the CUDA
+// backend (gpu_ops_conv_test, built with ODNN_CONV_TEST_CUDA: the buffers below are
+// mirrored to device memory around every call, the pattern-filled gaps included, and
+// compared on the host as on the CPU backend). Every case of the case files
 // (tests/problems/conv_*.txt) runs every algorithm the library offers for it through the
 // public API, and each result is compared with the reference implementation
 // (src/cpu/ref/ref_conv.cpp, called directly, in double precision):
@@ -28,6 +31,7 @@
 #include "core/handle.hpp"
 #include "core/elem_access.hpp"
 #include "core/impl_registry.hpp"
+#include "core/memory.hpp"
 #include "cudnn.h"
 #include "ops/conv_cases.hpp"
 
@@ -37,6 +41,12 @@ using conv_test::Case;
 using odnn::core::ConvKind;
 using odnn::core::ConvProblem;
 using odnn::core::ConvTensor;
+
+#ifdef ODNN_CONV_TEST_CUDA
+constexpr bool kCuda = true;
+#else
+constexpr bool kCuda = false;
+#endif
 
 constexpr unsigned char kPattern = 0xA5;  // bytes outside addressed elements
 constexpr size_t kGuard = 64;
@@ -55,13 +65,38 @@ std::string last_error() {
 
 cudnnHandle_t handle() {
     static cudnnHandle_t h = [] {
-        setenv("ODNN_BACKEND", "cpu", 0);
+        setenv("ODNN_BACKEND", kCuda ? "cuda" : "cpu", 0);
         cudnnHandle_t x = nullptr;
         if (cudnnCreate(&x) != CUDNN_STATUS_SUCCESS) std::abort();
         return x;
     }();
     return h;
 }
+
+const odnn::core::Handle& core_handle() { return *static_cast<odnn::core::Handle*>(handle()); }
+
+// A workspace of exactly `bytes` in the backend's memory (its own host allocation on
+// the CPU backend, where ASan sees any overrun).
+class Work {
+public:
+    explicit Work(size_t bytes) {
+        if (bytes == 0) return;
+        if (kCuda) {
+            EXPECT_TRUE(dev_.allocate(core_handle(), bytes).is_ok());
+            ptr_ = dev_.get();
+        } else {
+            host_.reset(new unsigned char[bytes]);
+            std::memset(host_.get(), 0x5A, bytes);
+            ptr_ = host_.get();
+        }
+    }
+    void* get() const { return ptr_; }
+
+private:
+    std::unique_ptr<unsigned char[]> host_;
+    odnn::core::BackendBuffer dev_;
+    void* ptr_ = nullptr;
+};
 
 const odnn::core::Impl<ConvProblem>* reference() {
     for (auto* impl : odnn::core::ImplRegistry<ConvProblem>::get().list(odnn::core::BackendKind::cpu))
@@ -195,6 +230,7 @@ struct Buffer {
     ConvTensor t;
     std::vector<unsigned char> mem;
     std::vector<int64_t> offsets;  // of the logical elements, canonical N, C, D, H, W order
+    odnn::core::BackendBuffer dev;
 
     void init(const ConvTensor& tensor) {
         t = tensor;
@@ -210,7 +246,19 @@ struct Buffer {
     }
     double get(size_t i) const { return odnn::core::load_elem(mem.data(), offsets[i], t.dtype); }
     void set(size_t i, double v) { odnn::core::store_elem(mem.data(), offsets[i], t.dtype, v); }
-    void* data() { return mem.data(); }
+    // The pointer calls get: the device mirror on CUDA.
+    void* data() { return kCuda ? dev.get() : mem.data(); }
+    void* host() { return mem.data(); }
+    // Host -> device mirror (the whole buffer, gaps included) and back; no-ops on the CPU.
+    void push() {
+        if (!kCuda) return;
+        if (!dev.get()) ASSERT_TRUE(dev.allocate(core_handle(), mem.size()).is_ok());
+        ASSERT_TRUE(odnn::core::copy_from_host(core_handle(), dev.get(), mem.data(), mem.size()).is_ok());
+    }
+    void pull() {
+        if (!kCuda) return;
+        ASSERT_TRUE(odnn::core::copy_to_host(core_handle(), mem.data(), dev.get(), mem.size()).is_ok());
+    }
     size_t size() const { return offsets.size(); }
     // Bytes the descriptor does not address, which no call may write.
     bool gaps_intact() const {
@@ -338,16 +386,18 @@ public:
                 const double a1 = algo % 2 ? 0.5 : 1.0, a2 = (algo / 2) % 2 ? 1.0 : -0.5;
                 // Prior y: the z values when in place, NaN otherwise (never read).
                 for (size_t i = 0; i < y_.size(); ++i) y_.set(i, in_place ? z.get(i) : std::nan(""));
-                std::vector<unsigned char> work(ws);
+                Work work(ws);
                 const double a1d = a1, a2d = a2;
+                for (Buffer* b : {&x_, &w_, &y_, &z, &bias}) b->push();
                 const float a1f = static_cast<float>(a1), a2f = static_cast<float>(a2);
                 const bool dbl = p_.x.dtype == CUDNN_DATA_DOUBLE;
                 const cudnnStatus_t s = cudnnConvolutionBiasActivationForward(
                     handle(), dbl ? static_cast<const void*>(&a1d) : &a1f, d_.x, x_.data(), d_.w, w_.data(), d_.conv,
-                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws ? work.data() : nullptr, ws,
+                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), work.get(), ws,
                     dbl ? static_cast<const void*>(&a2d) : &a2f, d_.y, in_place ? y_.data() : z.data(), d_.bias,
                     bias.data(), d_.act, d_.y, y_.data());
                 ASSERT_EQ(s, CUDNN_STATUS_SUCCESS) << "algo " << algo << ": " << last_error();
+                y_.pull();
                 ++ran;
                 std::vector<double> expect(y_.size());
                 for (size_t i = 0; i < y_.size(); ++i) {
@@ -380,8 +430,9 @@ private:
         for (int variant = 0; variant < 3; ++variant) {
             // 0: FindEx with the largest workspace, 1: FindEx without workspace, 2: Find.
             const size_t ws = variant == 0 ? max_ws : 0;
-            std::vector<unsigned char> work(ws + 1);
-            std::vector<Listed> got = find(variant == 2, work.data(), ws);
+            Work work(ws + 1);
+            for (Buffer* b : {&x_, &w_, &y_}) b->push();
+            std::vector<Listed> got = find(variant == 2, work.get(), ws);
             if (::testing::Test::HasFatalFailure()) return;
             ASSERT_EQ(static_cast<int>(got.size()), count);
             bool seen_failure = false;
@@ -400,7 +451,7 @@ private:
                     EXPECT_GE(l.time, last) << "results must be sorted by time";
                     last = l.time;
                     EXPECT_EQ(l.memory, need[a]);
-                    EXPECT_EQ(l.math, expected_math());
+                    EXPECT_TRUE(math_ok(l.math)) << "math type " << l.math;
                     EXPECT_EQ(l.det, CUDNN_DETERMINISTIC);
                 } else {
                     seen_failure = true;
@@ -444,8 +495,15 @@ private:
         return out;
     }
 
-    // The math type reported with every result: the descriptor's (FMA on odd lines).
+    // The math type reported with every result: the descriptor's (FMA on odd lines), or
+    // TENSOR_OP for a tensor-core kernel (CUDA), which FMA math and fp32 / fp64 data never
+    // get (PyTorch asserts FMA for fp32 without TF32).
     cudnnMathType_t expected_math() const { return c_.line % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH; }
+    bool math_ok(cudnnMathType_t m) const {
+        if (m == expected_math()) return true;
+        const bool half = p_.x.dtype == CUDNN_DATA_HALF || p_.x.dtype == CUDNN_DATA_BFLOAT16;
+        return kCuda && half && m == CUDNN_TENSOR_OP_MATH && expected_math() != CUDNN_FMA_MATH;
+    }
 
     Buffer& output() { return kind_ == ConvKind::fwd ? y_ : kind_ == ConvKind::bwd_data ? x_ : w_; }
 
@@ -496,7 +554,7 @@ private:
             EXPECT_EQ(l.status, s) << "Get_v7 and the workspace query disagree on algo " << algo;
             if (s == CUDNN_STATUS_SUCCESS) {
                 EXPECT_EQ(l.memory, ws) << "Get_v7 memory of algo " << algo;
-                EXPECT_EQ(l.math, expected_math());
+                EXPECT_TRUE(math_ok(l.math)) << "math type " << l.math;
                 EXPECT_EQ(l.det, CUDNN_DETERMINISTIC);
             }
             return;
@@ -518,15 +576,15 @@ private:
             s *= t.dims[i];
         }
         ref_.assign(static_cast<size_t>(s), std::nan(""));
-        r.x_data = x_.data();
-        r.w_data = w_.data();
-        r.y_data = y_.data();
+        r.x_data = x_.host();
+        r.w_data = w_.host();
+        r.y_data = y_.host();
         void** out = kind_ == ConvKind::fwd ? &r.y_data : kind_ == ConvKind::bwd_data ? &r.x_data : &r.w_data;
         *out = ref_.data();
         r.alpha = 1.0;
         r.beta = 0.0;
         r.epi = {};
-        ASSERT_TRUE(ref->execute(*static_cast<odnn::core::Handle*>(handle()), r).is_ok());
+        ASSERT_TRUE(ref->execute(core_handle(), r).is_ok());
     }
 
     cudnnStatus_t call(int algo, void* ws, size_t wsb, const Scalars& sc) {
@@ -559,8 +617,8 @@ private:
             for (size_t i = 0; i < out.size(); ++i) out.set(i, old_[i]);
         }
         // Exactly the reported workspace, in its own allocation (ASan sees any overrun).
-        std::unique_ptr<unsigned char[]> work(ws ? new unsigned char[ws] : nullptr);
-        if (ws) std::memset(work.get(), 0x5A, ws);
+        Work work(ws);
+        for (Buffer* b : {&x_, &w_, &y_}) b->push();
         if (ws > 0 && sc.beta == 0.0) {
             EXPECT_EQ(call(algo, work.get(), ws - 1, sc), CUDNN_STATUS_BAD_PARAM)
                 << "algo " << algo << " accepted a workspace one byte short";
@@ -568,6 +626,7 @@ private:
         const cudnnStatus_t s = call(algo, work.get(), ws, sc);
         ASSERT_EQ(s, CUDNN_STATUS_SUCCESS) << "algo " << algo << ": " << cudnnGetErrorString(s) << ": "
                                            << last_error();
+        out.pull();
         std::vector<double> expect(out.size());
         for (size_t i = 0; i < out.size(); ++i)
             expect[i] = sc.alpha * ref_[i] + (sc.beta != 0.0 ? sc.beta * old_[i] : 0.0);
@@ -657,6 +716,7 @@ INSTANTIATE_TEST_SUITE_P(Files, ConvCase, ::testing::ValuesIn(all_cases()), case
 
 TEST(ConvCaseFiles, EnoughProblems) { EXPECT_GE(all_cases().size(), 300u); }
 
+#ifndef ODNN_CONV_TEST_CUDA  // the CPU build checks the reference's gradients; the GPU is checked against it
 // ---------------------------------------------------------------------------
 // Finite-difference gradient checks: L(x, w) = <conv(x, w), r>. Convolution is linear in
 // each argument, so central differences are exact up to rounding; in double precision
@@ -764,5 +824,6 @@ INSTANTIATE_TEST_SUITE_P(
                       "conv all n=1 c=3 h=6 w=6 k=3 r=3 s=3 pad=1 stride=3 g=3 layout=nhwc",
                       "conv all n=1 c=2 d=4 h=4 w=5 k=3 t=2 r=3 s=2 pad=1 stride=2x1x1 layout=strided",
                       "conv all n=3 c=2 h=1 w=9 k=2 r=1 s=4 pad=0x2 stride=1x3 dil=1x2"));
+#endif
 
 }  // namespace

@@ -1,0 +1,61 @@
+// Hopper (sm_90a) tensor-core convolutions: CUTLASS 3.x implicit-GEMM kernels (TMA
+// im2col loads, WGMMA, warp-specialised), one instance per operator and data type in
+// conv_sm90_<op>_<type>.cu. This header is plain C++: the dispatcher (conv_tc.cu) sees
+// no CUTLASS type.
+//
+// Tensors are channels-last and dense: activations N, H, W, C; filters K, R, S, C;
+// outputs N, P, Q, K. The operand roles follow the operator:
+//   fprop  a = x,  b = w, out = y
+//   dgrad  a = dy, b = w, out = dx
+//   wgrad  a = dy, b = x, out = dw
+// out = alpha * conv + beta * out (out is not read when beta = 0).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "core/status.hpp"
+
+namespace odnn::cuda::sm90 {
+
+struct TcProblem {
+    int n = 1, h = 1, w = 1, c = 1;  // activation (x / dx)
+    int k = 1, r = 1, s = 1;         // filter K, R, S (and C)
+    int pad[2] = {0, 0}, stride[2] = {1, 1}, dil[2] = {1, 1};
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* out = nullptr;
+    float alpha = 1.0f, beta = 0.0f;
+    void* workspace = nullptr;
+    cudaStream_t stream = nullptr;
+};
+
+enum class TcCall {
+    check,      // OK when the kernel can run the problem, NOT_SUPPORTED with the reason otherwise
+    workspace,  // *bytes = the kernel's own workspace
+    run,
+};
+
+enum class TcOp { fprop, dgrad, wgrad };
+enum class TcType { f16, bf16 };
+
+// Defined by the instance files; NOT_SUPPORTED when odnn was built without them.
+core::Status fprop_f16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status fprop_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status dgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status dgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+
+inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call, size_t* bytes) {
+    const bool h = t == TcType::f16;
+    switch (op) {
+        case TcOp::fprop: return h ? fprop_f16(p, call, bytes) : fprop_bf16(p, call, bytes);
+        case TcOp::dgrad: return h ? dgrad_f16(p, call, bytes) : dgrad_bf16(p, call, bytes);
+        case TcOp::wgrad: return h ? wgrad_f16(p, call, bytes) : wgrad_bf16(p, call, bytes);
+    }
+    return core::Status(CUDNN_STATUS_INTERNAL_ERROR, "unknown tensor-core operator");
+}
+
+}  // namespace odnn::cuda::sm90

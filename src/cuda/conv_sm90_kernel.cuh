@@ -1,0 +1,112 @@
+// One CUTLASS 3.x Hopper implicit-GEMM convolution, assembled from CUTLASS's collective
+// builders: TMA im2col mainloop with WGMMA (fp32 accumulation), TMA epilogue computing
+// alpha * acc + beta * C. Included by the instance files only (compiled for sm_90a).
+#pragma once
+
+// (CUTLASS's headers are order-sensitive: this is the order its own examples use.)
+// clang-format off
+#include <cutlass/cutlass.h>
+#include <cute/tensor.hpp>
+#include <cutlass/kernel_hardware_info.hpp>
+#include <cutlass/conv/convolution.h>
+#include <cutlass/conv/convnd_problem_shape.hpp>
+#include <cutlass/epilogue/thread/linear_combination.h>
+#include <cutlass/conv/dispatch_policy.hpp>
+#include <cutlass/conv/collective/collective_builder.hpp>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/conv/device/conv_universal_adapter.hpp>
+#include <cutlass/conv/kernel/conv_universal.hpp>
+#include <cutlass/util/packed_stride.hpp>
+// clang-format on
+
+#include <type_traits>
+
+#include "cuda/conv_sm90.hpp"
+
+namespace odnn::cuda::sm90 {
+
+template <cutlass::conv::Operator Op, class Element, class TileShape>
+struct Sm90Conv {
+    static constexpr int kAlign = 128 / cutlass::sizeof_bits<Element>::value;
+    using Layout = cutlass::layout::TensorNHWC;
+    // The output's layout tag: activations for fprop / dgrad, the K, (C, S, R) filter for wgrad.
+    using LayoutOut = std::conditional_t<Op == cutlass::conv::Operator::kWgrad, cutlass::layout::TensorKCSR, Layout>;
+    using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
+
+    using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+        cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+        cutlass::epilogue::collective::EpilogueTileAuto, float, float, Element, LayoutOut, kAlign, Element,
+        LayoutOut, kAlign, cutlass::epilogue::collective::EpilogueScheduleAuto>::CollectiveOp;
+
+    using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
+        cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Op, Element, Layout, kAlign, Element, Layout, kAlign,
+        float, TileShape, ClusterShape,
+        cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+        cutlass::conv::collective::KernelScheduleAuto>::CollectiveOp;
+
+    using ProblemShape = cutlass::conv::ConvProblemShape<Op, Mainloop::DispatchPolicy::NumSpatialDimensions>;
+    using Kernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, Mainloop, Epilogue>;
+    using Conv = cutlass::conv::device::ConvUniversalAdapter<Kernel>;
+    using StrideC = typename Kernel::StrideC;
+    using StrideD = typename Kernel::StrideD;
+
+    static typename Conv::Arguments arguments(const TcProblem& p) {
+        // Activation N, H, W, C and filter K, R, S, C, both dense channels-last.
+        ProblemShape shape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
+                           {p.pad[0], p.pad[1]}, {p.pad[0], p.pad[1]}, {p.stride[0], p.stride[1]},
+                           {p.dil[0], p.dil[1]}, 1);
+        StrideC sc{};
+        StrideD sd{};
+        if constexpr (Op == cutlass::conv::Operator::kWgrad) {
+            sc = cutlass::make_cute_packed_stride(StrideC{}, shape.shape_C, shape.stride_C, Op);
+            sd = cutlass::make_cute_packed_stride(StrideD{}, shape.shape_C, shape.stride_C, Op);
+        } else {
+            cute::for_each(cute::make_seq<cute::rank<0>(StrideC{})>{},
+                           [&](auto i) { cute::get<0, i>(sc) = shape.stride_C[ProblemShape::RankT - 2 - i]; });
+            cute::for_each(cute::make_seq<cute::rank<0>(StrideD{})>{},
+                           [&](auto i) { cute::get<0, i>(sd) = shape.stride_C[ProblemShape::RankT - 2 - i]; });
+        }
+        using E = Element;
+        typename Conv::Arguments args{
+            shape,
+            {static_cast<const E*>(p.a), static_cast<const E*>(p.b)},
+            {{p.alpha, p.beta}, p.beta != 0.0f ? static_cast<const E*>(p.out) : nullptr, sc, static_cast<E*>(p.out),
+             sd}};
+        return args;
+    }
+
+    static core::Status call(const TcProblem& p, TcCall what, size_t* bytes, const char* name) {
+        typename Conv::Arguments args = arguments(p);
+        const cutlass::Status can = Conv::can_implement(args);
+        if (can != cutlass::Status::kSuccess)
+            return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "%s cannot run this problem: %s", name,
+                                     cutlass::cutlassGetStatusString(can));
+        if (what == TcCall::check) return core::Status::ok();
+        const size_t need = Conv::get_workspace_size(args);
+        if (what == TcCall::workspace) {
+            *bytes = need;
+            return core::Status::ok();
+        }
+        Conv conv;
+        cutlass::Status s = conv.initialize(args, need ? p.workspace : nullptr, p.stream);
+        if (s == cutlass::Status::kSuccess) s = conv.run(p.stream);
+        if (s != cutlass::Status::kSuccess)
+            return core::make_status(CUDNN_STATUS_EXECUTION_FAILED, "%s failed: %s", name,
+                                     cutlass::cutlassGetStatusString(s));
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            return core::make_status(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "%s launch failed: %s", name,
+                                     cudaGetErrorString(e));
+        return core::Status::ok();
+    }
+};
+
+}  // namespace odnn::cuda::sm90
+
+// Defines odnn::cuda::sm90::<fn>(p, call, bytes) for one operator, element type and tile.
+#define ODNN_SM90_CONV_INSTANCE(fn, op, element, tile)                                                 \
+    namespace odnn::cuda::sm90 {                                                                       \
+    core::Status fn(const TcProblem& p, TcCall call, size_t* bytes) {                                  \
+        return Sm90Conv<cutlass::conv::Operator::op, element, tile>::call(p, call, bytes, "sm90 " #fn); \
+    }                                                                                                  \
+    }
