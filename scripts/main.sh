@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The main job (README): installs what is missing, builds odnn and runs it.
-# For now a smoke run of the odnn tool: what was built, which backend a handle gets,
-# and which of the cuDNN API's 220 functions are implemented.
+# The main job (README): installs what is missing, builds odnn and trains a small CNN on
+# Fashion-MNIST through the cuDNN API with it (examples/fashion_mnist): on the GPU where
+# odnn has one, on the CPU otherwise. Extra arguments go to the trainer (--help lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build -j "$(nproc)"
+ninja -C build -j "$(nproc)" cudnn odnn fashion_mnist
+# What was built and which backend a handle gets.
 build/bin/odnn info
+echo
+build/bin/fashion_mnist "$@"
