@@ -2,6 +2,7 @@
 
 #include "core/dtype.hpp"
 #include "core/ops.hpp"
+#include "core/replay.hpp"
 
 namespace odnn::core {
 
@@ -75,6 +76,7 @@ Status activation_forward(const Handle& h, const ActivationDesc& d, const void* 
     p.x_data = x_data;
     p.y_data = y_data;
     p.scale = read_scale(alpha, beta, y.dtype == CUDNN_DATA_DOUBLE);
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -100,6 +102,7 @@ Status activation_backward(const Handle& h, const ActivationDesc& d, const void*
     p.x_data = x_data;
     p.dx_data = dx_data;
     p.scale = read_scale(alpha, beta, dx.dtype == CUDNN_DATA_DOUBLE);
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -134,6 +137,7 @@ Status softmax_forward(const Handle& h, cudnnSoftmaxAlgorithm_t algo, cudnnSoftm
     p.x_data = x_data;
     p.y_data = y_data;
     p.scale = read_scale(alpha, beta, y.dtype == CUDNN_DATA_DOUBLE);
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -158,6 +162,7 @@ Status softmax_backward(const Handle& h, cudnnSoftmaxAlgorithm_t algo, cudnnSoft
     p.dy_data = dy_data;
     p.dx_data = dx_data;
     p.scale = read_scale(alpha, beta, dx.dtype == CUDNN_DATA_DOUBLE);
+    log_replay(h, p);
     return dispatch(h, p);
 }
 

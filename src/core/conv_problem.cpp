@@ -12,6 +12,7 @@
 
 #include "core/dtype.hpp"
 #include "core/memory.hpp"
+#include "core/replay.hpp"
 
 namespace odnn::core {
 
@@ -514,6 +515,7 @@ StatusOr<size_t> conv_workspace_size(const Handle& h, const ConvProblem& p) {
 }
 
 Status conv_execute(const Handle& h, const ConvProblem& p) {
+    log_replay(h, p);
     auto impl = conv_select(h, p);
     if (!impl.is_ok()) return impl.status();
     const size_t need = impl.value()->workspace_size(p);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/replay.hpp"
 
 namespace odnn::core {
 
@@ -46,6 +47,7 @@ Status dropout(const Handle& h, const DropoutDesc& d, DropoutProblem& p, size_t 
                                "the dropout states were not initialised by cudnnSetDropoutDescriptor");
         }
     }
+    log_replay(h, p, d);
     return dispatch(h, p);
 }
 

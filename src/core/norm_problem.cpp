@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/replay.hpp"
 
 namespace odnn::core {
 
@@ -221,16 +222,19 @@ Status batch_norm_forward_inference(const Handle& h, const NormRequest& r, BnFwd
     ODNN_RETURN_IF_ERROR(require_ptr(p.bias, "bnBias"));
     ODNN_RETURN_IF_ERROR(require_ptr(p.mean, "estimatedMean"));
     ODNN_RETURN_IF_ERROR(require_ptr(p.var, "estimatedVariance"));
+    log_replay(h, p, r);
     return dispatch(h, p);
 }
 
 Status batch_norm_forward_training(const Handle& h, const NormRequest& r, BnFwdTrainingProblem& p) {
     ODNN_RETURN_IF_ERROR(validate_fwd_training(r, p, p.k.epsilon));
+    log_replay(h, p, r);
     return run(h, p);
 }
 
 Status batch_norm_backward(const Handle& h, const NormRequest& r, BnBackwardProblem& p) {
     ODNN_RETURN_IF_ERROR(validate_backward(r, p, p.k.epsilon));
+    log_replay(h, p, r);
     return run(h, p);
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/replay.hpp"
 
 namespace odnn::core {
 
@@ -74,6 +75,7 @@ Status pooling_forward(const Handle& h, const PoolingDesc& pool, PoolingFwdProbl
                            "pooling does not support data type %s", dtype_name(p.x.dtype));
     ODNN_RETURN_IF_ERROR(require_ptr(p.x_data, "x"));
     ODNN_RETURN_IF_ERROR(require_ptr(p.y_data, "y"));
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -94,6 +96,7 @@ Status pooling_backward(const Handle& h, const PoolingDesc& pool, PoolingBwdProb
     ODNN_RETURN_IF_ERROR(require_ptr(p.dy_data, "dy"));
     ODNN_RETURN_IF_ERROR(require_ptr(p.x_data, "x"));
     ODNN_RETURN_IF_ERROR(require_ptr(p.dx_data, "dx"));
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -120,6 +123,7 @@ Status lrn_cross_channel(const Handle& h, LrnProblem& p) {
         ODNN_RETURN_IF_ERROR(require_ptr(p.dy_data, "dy"));
     }
     ODNN_RETURN_IF_ERROR(require_ptr(p.out_data, p.backward ? "dx" : "y"));
+    log_replay(h, p);
     return dispatch(h, p);
 }
 

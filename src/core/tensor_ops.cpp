@@ -7,6 +7,7 @@
 #include "core/dtype.hpp"
 #include "core/elem_access.hpp"
 #include "core/ops.hpp"
+#include "core/replay.hpp"
 
 namespace odnn::core {
 
@@ -276,6 +277,7 @@ Status run_transform(const Handle& h, const Operand& x, const void* x_data, cons
     p.y_data = y_data;
     p.scale = s;
     p.map = map;
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -378,6 +380,7 @@ Status add_tensor(const Handle& h, const void* alpha, const TensorDesc& a, const
     p.a_data = a_data;
     p.c_data = c_data;
     p.scale = scale_for(alpha, beta, c.dtype);
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -463,6 +466,7 @@ Status op_tensor(const Handle& h, const OpTensorDesc& d, const void* alpha1, con
     p.a_data = a_data;
     p.b_data = unary ? nullptr : b_data;
     p.c_data = c_data;
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
@@ -594,6 +598,7 @@ Status reduce_tensor(const Handle& h, const ReduceTensorDesc& d, void* indices, 
         if (c.dims[i] == 1 && a.dims[i] > 1) p.reduced[p.nb_reduced++] = i;
         else p.kept[p.nb_kept++] = i;
     }
+    log_replay(h, p);
     return dispatch(h, p);
 }
 
