@@ -8,7 +8,8 @@
 //   fprop  a = x,  b = w, out = y
 //   dgrad  a = dy, b = w, out = dx
 //   wgrad  a = dy, b = x, out = dw
-// out = alpha * conv + beta * out (out is not read when beta = 0).
+// out = alpha * conv + beta * out (out is not read when beta = 0). fprop and dgrad write
+// the input type; wgrad writes FLOAT (partial sums of a batch slice, reduced by the caller).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,6 +24,10 @@ struct TcProblem {
     int n = 1, h = 1, w = 1, c = 1;  // activation (x / dx)
     int k = 1, r = 1, s = 1;         // filter K, R, S (and C)
     int pad[2] = {0, 0}, stride[2] = {1, 1}, dil[2] = {1, 1};
+    int pad_hi[2] = {-1, -1};  // upper padding; -1: as `pad`
+    // dgrad only: element strides of dx's N, H, W (C is 1); 0: dense. Lets the phases
+    // of a strided backward data write their interleaved rows and columns.
+    int64_t out_stride[3] = {0, 0, 0};
     const void* a = nullptr;
     const void* b = nullptr;
     void* out = nullptr;

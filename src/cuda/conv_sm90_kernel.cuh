@@ -25,9 +25,13 @@
 
 namespace odnn::cuda::sm90 {
 
+// Wgrad writes fp32 partial sums (the caller reduces split-batch slices and converts);
+// fprop and dgrad write the input type.
 template <cutlass::conv::Operator Op, class Element, class TileShape>
 struct Sm90Conv {
     static constexpr int kAlign = 128 / cutlass::sizeof_bits<Element>::value;
+    using ElementOut = std::conditional_t<Op == cutlass::conv::Operator::kWgrad, float, Element>;
+    static constexpr int kAlignOut = 128 / cutlass::sizeof_bits<ElementOut>::value;
     using Layout = cutlass::layout::TensorNHWC;
     // The output's layout tag: activations for fprop / dgrad, the K, (C, S, R) filter for wgrad.
     using LayoutOut = std::conditional_t<Op == cutlass::conv::Operator::kWgrad, cutlass::layout::TensorKCSR, Layout>;
@@ -35,8 +39,8 @@ struct Sm90Conv {
 
     using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-        cutlass::epilogue::collective::EpilogueTileAuto, float, float, Element, LayoutOut, kAlign, Element,
-        LayoutOut, kAlign, cutlass::epilogue::collective::EpilogueScheduleAuto>::CollectiveOp;
+        cutlass::epilogue::collective::EpilogueTileAuto, float, float, ElementOut, LayoutOut, kAlignOut,
+        ElementOut, LayoutOut, kAlignOut, cutlass::epilogue::collective::EpilogueScheduleAuto>::CollectiveOp;
 
     using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Op, Element, Layout, kAlign, Element, Layout, kAlign,
@@ -52,9 +56,14 @@ struct Sm90Conv {
 
     static typename Conv::Arguments arguments(const TcProblem& p) {
         // Activation N, H, W, C and filter K, R, S, C, both dense channels-last.
-        ProblemShape shape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
-                           {p.pad[0], p.pad[1]}, {p.pad[0], p.pad[1]}, {p.stride[0], p.stride[1]},
-                           {p.dil[0], p.dil[1]}, 1);
+        const int hi0 = p.pad_hi[0] < 0 ? p.pad[0] : p.pad_hi[0], hi1 = p.pad_hi[1] < 0 ? p.pad[1] : p.pad_hi[1];
+        typename ProblemShape::TensorStride act_stride{int64_t(p.h) * p.w * p.c, int64_t(p.w) * p.c, p.c, 1};
+        if (Op == cutlass::conv::Operator::kDgrad && p.out_stride[0] != 0)
+            act_stride = {p.out_stride[0], p.out_stride[1], p.out_stride[2], 1};
+        typename ProblemShape::TensorStride flt_stride{int64_t(p.r) * p.s * p.c, int64_t(p.s) * p.c, p.c, 1};
+        ProblemShape shape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, act_stride,
+                           {p.k, p.r, p.s, p.c}, flt_stride, {p.pad[0], p.pad[1]}, {hi0, hi1},
+                           {p.stride[0], p.stride[1]}, {p.dil[0], p.dil[1]}, 1);
         StrideC sc{};
         StrideD sd{};
         if constexpr (Op == cutlass::conv::Operator::kWgrad) {
@@ -67,10 +76,11 @@ struct Sm90Conv {
                            [&](auto i) { cute::get<0, i>(sd) = shape.stride_C[ProblemShape::RankT - 2 - i]; });
         }
         using E = Element;
+        using O = ElementOut;
         typename Conv::Arguments args{
             shape,
             {static_cast<const E*>(p.a), static_cast<const E*>(p.b)},
-            {{p.alpha, p.beta}, p.beta != 0.0f ? static_cast<const E*>(p.out) : nullptr, sc, static_cast<E*>(p.out),
+            {{p.alpha, p.beta}, p.beta != 0.0f ? static_cast<const O*>(p.out) : nullptr, sc, static_cast<O*>(p.out),
              sd}};
         return args;
     }

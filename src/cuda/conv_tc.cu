@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -94,47 +95,25 @@ sm90::TcOp op_of(ConvKind k) {
     return k == ConvKind::fwd ? sm90::TcOp::fprop : k == ConvKind::bwd_data ? sm90::TcOp::dgrad : sm90::TcOp::wgrad;
 }
 
-sm90::TcProblem tc_problem(const ConvProblem& p) {
-    sm90::TcProblem t;
-    t.n = static_cast<int>(p.n);
-    t.h = static_cast<int>(p.in[1]);
-    t.w = static_cast<int>(p.in[2]);
-    t.c = static_cast<int>(p.c);
-    t.k = static_cast<int>(p.k);
-    t.r = static_cast<int>(p.filt[1]);
-    t.s = static_cast<int>(p.filt[2]);
-    for (int i = 0; i < 2; ++i) {
-        t.pad[i] = static_cast<int>(p.pad[i + 1]);
-        t.stride[i] = static_cast<int>(p.stride[i + 1]);
-        t.dil[i] = static_cast<int>(p.dil[i + 1]);
-    }
-    switch (p.kind) {
-        case ConvKind::fwd:
-            t.a = p.x_data;
-            t.b = p.w_data;
-            t.out = p.y_data;
-            break;
-        case ConvKind::bwd_data:
-            t.a = p.y_data;
-            t.b = p.w_data;
-            t.out = p.x_data;
-            break;
-        case ConvKind::bwd_filter:
-            t.a = p.y_data;
-            t.b = p.x_data;
-            t.out = p.w_data;
-            break;
-    }
-    t.alpha = static_cast<float>(p.alpha);
-    t.beta = static_cast<float>(p.beta);
-    t.workspace = p.workspace;
-    return t;
+sm90::TcType type_of(const ConvProblem& p) {
+    return p.x.dtype == CUDNN_DATA_HALF ? sm90::TcType::f16 : sm90::TcType::bf16;
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-sm90::TcType type_of(const ConvProblem& p) {
-    return p.x.dtype == CUDNN_DATA_HALF ? sm90::TcType::f16 : sm90::TcType::bf16;
+int sm_count() {
+    static const int n = [] {
+        int dev = 0, v = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) !=
+                                                      cudaSuccess) {
+            cudaGetLastError();
+            return 132;
+        }
+        return v;
+    }();
+    return n;
 }
 
 // What both tensor-core implementations need, whatever the layout.
@@ -151,10 +130,9 @@ Status check_common(const ConvProblem& p) {
     ODNN_REQUIRE_SUPPORTED(p.math != CUDNN_FMA_MATH, "CUDNN_FMA_MATH excludes tensor cores");
     ODNN_REQUIRE_SUPPORTED(p.groups == 1, "groups = %lld", static_cast<long long>(p.groups));
     ODNN_REQUIRE_SUPPORTED(p.in[0] == 1 && p.filt[0] == 1 && p.out[0] == 1, "3-D problem");
-    ODNN_REQUIRE_SUPPORTED(p.kind != ConvKind::bwd_data || (p.stride[1] == 1 && p.stride[2] == 1),
-                           "backward data with stride > 1");
     const int64_t lim = int64_t{1} << 31;
-    ODNN_REQUIRE_SUPPORTED(p.x.num_elements() < lim && p.y.num_elements() < lim && p.w.num_elements() < lim,
+    ODNN_REQUIRE_SUPPORTED(p.n * p.in[1] * p.in[2] * round8(p.c) < lim && p.n * p.out[1] * p.out[2] * round8(p.k) < lim &&
+                               round8(p.k) * p.filt[1] * p.filt[2] * round8(p.c) < lim,
                            "tensors of 2^31 or more elements");
     const int cc = device_cc();
     ODNN_REQUIRE_SUPPORTED(cc == 90, "the sm_90a kernels need compute capability 9.0 (device has %d.%d)", cc / 10,
@@ -162,50 +140,177 @@ Status check_common(const ConvProblem& p) {
     return Status::ok();
 }
 
-class CudaConvSm90 final : public core::Impl<ConvProblem> {
-public:
-    const char* name() const override { return "cuda_conv_sm90"; }
+// The problem as the kernels see it: every tensor dense channels-last, channels padded
+// to multiples of 8 where `packed`. The kernels read the caller's tensors directly when
+// they are already so (never when packed); everything else lives in the workspace:
+//   packed copies of the inputs, the output of fprop / dgrad when packed, and for
+//   wgrad the fp32 partial filter gradients of `splits` batch slices (each `per` images,
+//   run concurrently: a filter gradient has few output tiles and a long reduction).
+//
+// A backward data with stride > 1 runs as stride-1 phases: the dx rows h = a (mod sh) and
+// columns w = b (mod sw) receive only the filter taps r = r0 (mod sh), s = s0 (mod sw),
+// which makes each phase a stride-1 backward data on dy with a sub-filter (gathered in
+// the workspace) and asymmetric padding, writing its interleaved rows and columns in
+// place. A phase without taps gets beta * dx (or zeros).
+struct Phase {
+    int64_t a = 0, b = 0;      // dx row / column residues
+    int64_t r0 = 0, s0 = 0;    // first filter taps
+    int64_t rn = 0, sn = 0;    // taps per dim
+    int64_t hn = 0, wn = 0;    // dx rows / columns of the phase
+    int lo[2] = {0, 0}, hi[2] = {0, 0};
+    size_t filt_off = 0;
+    bool empty() const { return rn == 0 || sn == 0; }
+};
+constexpr int kMaxPhases = 16;
 
-    Status check(const ConvProblem& p) const override {
-        ODNN_RETURN_IF_ERROR(check_common(p));
-        ODNN_REQUIRE_SUPPORTED(!p.flip, "CUDNN_CONVOLUTION mode (flipped filter)");
-        ODNN_REQUIRE_SUPPORTED(!p.epi.enabled, "fused bias and activation");
-        ODNN_REQUIRE_SUPPORTED(p.c % 8 == 0 && p.k % 8 == 0, "C = %lld and K = %lld must be multiples of 8",
-                               static_cast<long long>(p.c), static_cast<long long>(p.k));
-        ODNN_REQUIRE_SUPPORTED(dense_nhwc(p.x) && dense_nhwc(p.y), "x and y are not dense NHWC");
-        ODNN_REQUIRE_SUPPORTED(p.w_nhwc && dense_nhwc(p.w), "the filter is not dense in the NHWC format");
-        size_t unused = 0;
-        return sm90::dispatch(op_of(p.kind), type_of(p), tc_problem(p), sm90::TcCall::check, &unused);
-    }
-
-    size_t workspace_size(const ConvProblem& p) const override {
-        size_t bytes = 0;
-        if (!sm90::dispatch(op_of(p.kind), type_of(p), tc_problem(p), sm90::TcCall::workspace, &bytes).is_ok())
-            return 0;
-        return bytes;
-    }
-
-    bool tensor_cores(const ConvProblem&) const override { return true; }
-
-    Status execute(const core::Handle& h, const ConvProblem& p) const override {
-        if (!aligned16(p.x_data) || !aligned16(p.w_data) || !aligned16(p.y_data)) return run_generic(h, p);
-        sm90::TcProblem t = tc_problem(p);
-        t.stream = h.stream;
-        size_t unused = 0;
-        return sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused);
-    }
-
-private:
-    static Status run_generic(const core::Handle& h, const ConvProblem& p) {
-        for (const auto* impl : core::ImplRegistry<ConvProblem>::get().list(core::BackendKind::cuda))
-            if (std::strcmp(impl->name(), "cuda_conv_generic") == 0) return impl->execute(h, p);
-        return Status(CUDNN_STATUS_INTERNAL_ERROR, "the generic CUDA convolution is not registered");
-    }
+struct Plan {
+    bool packed = false;
+    int64_t cp = 0, kp = 0;
+    int splits = 1;
+    int64_t per = 0;
+    int phases = 0;  // strided backward data
+    Phase phase[kMaxPhases];
+    size_t x_off = 0, w_off = 0, y_off = 0, part_off = 0, core_off = 0, core_bytes = 0, total = 0;
 };
 
-// ---- cuda_conv_sm90_packed ----
+sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
+    sm90::TcProblem t;
+    t.n = static_cast<int>(p.n);
+    t.h = static_cast<int>(p.in[1]);
+    t.w = static_cast<int>(p.in[2]);
+    t.c = static_cast<int>(l.cp);
+    t.k = static_cast<int>(l.kp);
+    t.r = static_cast<int>(p.filt[1]);
+    t.s = static_cast<int>(p.filt[2]);
+    for (int i = 0; i < 2; ++i) {
+        t.pad[i] = static_cast<int>(p.pad[i + 1]);
+        t.stride[i] = static_cast<int>(p.stride[i + 1]);
+        t.dil[i] = static_cast<int>(p.dil[i + 1]);
+    }
+    return t;
+}
 
-// A strided 16-bit tensor, canonical N, C, (D = 1), H, W (filters K, C, T = 1, R, S).
+sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
+    sm90::TcProblem t = tc_base(p, l);
+    t.h = static_cast<int>(f.hn);
+    t.w = static_cast<int>(f.wn);
+    t.r = static_cast<int>(f.rn);
+    t.s = static_cast<int>(f.sn);
+    for (int i = 0; i < 2; ++i) {
+        t.pad[i] = f.lo[i];
+        t.pad_hi[i] = f.hi[i];
+        t.stride[i] = 1;
+        t.dil[i] = 1;
+    }
+    const int64_t W = p.in[2];
+    t.out_stride[0] = p.in[1] * W * l.cp;
+    t.out_stride[1] = p.stride[1] * W * l.cp;
+    t.out_stride[2] = p.stride[2] * l.cp;
+    return t;
+}
+
+// The phases of a strided backward data (see Plan).
+Status make_phases(const ConvProblem& p, Plan* l) {
+    const int64_t sh = p.stride[1], sw = p.stride[2];
+    ODNN_REQUIRE_SUPPORTED(p.dil[1] == 1 && p.dil[2] == 1, "backward data with stride > 1 and dilation > 1");
+    ODNN_REQUIRE_SUPPORTED(sh * sw <= kMaxPhases, "backward data with stride %lld x %lld",
+                           static_cast<long long>(sh), static_cast<long long>(sw));
+    // Per dim: taps, dx positions and padding of residue `a`.
+    struct Dim {
+        int64_t t0, tn, xn;
+        int lo, hi;
+        bool ok;
+    };
+    auto dim = [&](int d, int64_t a) {
+        const int64_t s = p.stride[d], pad = p.pad[d], R = p.filt[d], X = p.in[d], Y = p.out[d];
+        Dim r{};
+        r.t0 = (a + pad) % s;
+        r.tn = r.t0 < R ? (R - 1 - r.t0) / s + 1 : 0;
+        r.xn = a < X ? (X - 1 - a) / s + 1 : 0;
+        const int64_t lo = (a + pad - r.t0) / s;
+        const int64_t hi = Y - 1 + r.tn - r.xn - lo;
+        r.lo = static_cast<int>(lo);
+        r.hi = static_cast<int>(hi);
+        r.ok = r.tn == 0 || r.xn == 0 || (hi >= 0 && lo >= 0);
+        return r;
+    };
+    l->phases = 0;
+    for (int64_t a = 0; a < sh; ++a)
+        for (int64_t b = 0; b < sw; ++b) {
+            const Dim dh = dim(1, a), dw = dim(2, b);
+            ODNN_REQUIRE_SUPPORTED(dh.ok && dw.ok, "a phase of this strided backward data needs negative padding");
+            if (dh.xn == 0 || dw.xn == 0) continue;  // no dx positions
+            Phase& f = l->phase[l->phases++];
+            f.a = a;
+            f.b = b;
+            f.r0 = dh.t0;
+            f.s0 = dw.t0;
+            f.rn = dh.tn;
+            f.sn = dw.tn;
+            f.hn = dh.xn;
+            f.wn = dw.xn;
+            f.lo[0] = dh.lo;
+            f.lo[1] = dw.lo;
+            f.hi[0] = dh.hi;
+            f.hi[1] = dw.hi;
+        }
+    return Status::ok();
+}
+
+StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
+    Plan l;
+    l.packed = packed;
+    l.cp = packed ? round8(p.c) : p.c;
+    l.kp = packed ? round8(p.k) : p.k;
+    const int64_t H = p.in[1], W = p.in[2], P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
+    const size_t x_bytes = static_cast<size_t>(p.n * H * W * l.cp) * 2;
+    const size_t w_bytes = static_cast<size_t>(l.kp * R * S * l.cp) * 2;
+    const size_t y_bytes = static_cast<size_t>(p.n * P * Q * l.kp) * 2;
+    size_t off = 0;
+    auto take = [&](size_t bytes) {
+        const size_t at = off;
+        off += align256(bytes);
+        return at;
+    };
+    if (packed) {
+        l.x_off = take(x_bytes);
+        l.w_off = p.kind != ConvKind::bwd_filter ? take(w_bytes) : 0;
+        l.y_off = take(y_bytes);
+    }
+    sm90::TcProblem t = tc_base(p, l);
+    if (p.kind == ConvKind::bwd_filter) {
+        const int64_t tiles = (l.kp + 127) / 128 * ((R * S * l.cp + 127) / 128);
+        int64_t splits = (2 * sm_count() + tiles - 1) / tiles;
+        splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, 32}));
+        l.per = (p.n + splits - 1) / splits;
+        l.splits = static_cast<int>((p.n + l.per - 1) / l.per);
+        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(l.kp * R * S * l.cp) * 4);
+        t.n = static_cast<int>(l.per);
+    }
+    if (p.kind == ConvKind::bwd_data && (p.stride[1] > 1 || p.stride[2] > 1)) {
+        ODNN_RETURN_IF_ERROR(make_phases(p, &l));
+        for (int i = 0; i < l.phases; ++i) {
+            Phase& f = l.phase[i];
+            if (f.empty()) continue;
+            f.filt_off = take(static_cast<size_t>(l.kp * f.rn * f.sn * l.cp) * 2);
+            size_t bytes = 0;
+            ODNN_RETURN_IF_ERROR(
+                sm90::dispatch(op_of(p.kind), type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
+            l.core_bytes = std::max(l.core_bytes, bytes);
+        }
+    } else {
+        ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
+    }
+    l.core_off = off;
+    l.total = off + static_cast<size_t>(l.splits) * align256(l.core_bytes);
+    if (!packed && p.kind == ConvKind::fwd) l.total = l.core_bytes;  // the kernel alone
+    if (!packed && p.kind == ConvKind::bwd_data && l.phases == 0) l.total = l.core_bytes;
+    return l;
+}
+
+// ---- packing kernels ----
+
+// A strided tensor, canonical N, C, (D = 1), H, W (filters K, C, T = 1, R, S).
 struct Strided4 {
     int64_t s[5];
 };
@@ -217,8 +322,8 @@ Strided4 strided(const ConvTensor& t) {
 }
 
 // Dense channels-last copy [a][h][w][cp] of a strided tensor [a][c][h][w] (activations:
-// a = n; filters: a = k, taps flipped when `flip`); channels c >= C and rows a >= A
-// are zero. Copies raw 16-bit values.
+// a = n; filters: a = k, taps flipped when `flip`); channels c >= C and rows a >= A are
+// zero. Copies raw 16-bit values.
 __global__ void pack_kernel(const uint16_t* __restrict__ src, Strided4 st, int64_t a_real, int64_t c_real,
                             int64_t h, int64_t w, int64_t cp, bool flip, uint16_t* __restrict__ dst, int64_t total) {
     ODNN_GRID_STRIDE_LOOP(i, total) {
@@ -236,10 +341,42 @@ __global__ void pack_kernel(const uint16_t* __restrict__ src, Strided4 st, int64
     }
 }
 
-// The epilogue of the packed path, per output element.
+// The taps (r0 + j * sh, s0 + l * sw) of a dense K, R, S, C filter, as a dense
+// K, rn, sn, C sub-filter. Raw 16-bit copies.
+__global__ void gather_taps_kernel(const uint16_t* __restrict__ w, int64_t R, int64_t S, int64_t C, int64_t r0,
+                                   int64_t s0, int64_t sh, int64_t sw, int64_t rn, int64_t sn,
+                                   uint16_t* __restrict__ out, int64_t total) {
+    ODNN_GRID_STRIDE_LOOP(i, total) {
+        int64_t q = i;
+        const int64_t c = q % C; q /= C;
+        const int64_t l = q % sn; q /= sn;
+        const int64_t j = q % rn;
+        const int64_t k = q / rn;
+        out[i] = w[((k * R + r0 + j * sh) * S + s0 + l * sw) * C + c];
+    }
+}
+
+// dx positions of a phase without taps: beta * dx, or zero.
+__global__ void phase_fill_kernel(void* dx, int dtype, int64_t n_stride, int64_t row_stride, int64_t col_stride,
+                                  int64_t base, int64_t hn, int64_t wn, int64_t c, double beta, int64_t total) {
+    ODNN_GRID_STRIDE_LOOP(i, total) {
+        int64_t q = i;
+        const int64_t ch = q % c; q /= c;
+        const int64_t x = q % wn; q /= wn;
+        const int64_t y = q % hn;
+        const int64_t n = q / hn;
+        const int64_t off = base + n * n_stride + y * row_stride + x * col_stride + ch;
+        core::store_elem(dx, off, dtype, beta != 0.0 ? beta * core::load_elem(dx, off, dtype) : 0.0);
+    }
+}
+
+// How the output is written back.
 struct Unpack {
     double alpha, beta;
-    int dtype;
+    int dtype;       // the caller's output type
+    int src_dtype;   // the workspace result's type (FLOAT for wgrad partials)
+    int splits;      // slices summed (wgrad)
+    int64_t slice;   // elements per slice
     // Fused bias + activation (forward only).
     bool epi;
     const void* z;
@@ -251,9 +388,9 @@ struct Unpack {
     bool relu, propagate_nan;
 };
 
-// dst[a][c][h][w] (strided, user memory) = blend(src[a][h][w][cp]) for a < A, c < C;
-// the taps are flipped back for a filter of CUDNN_CONVOLUTION mode. W fastest.
-__global__ void unpack_kernel(const uint16_t* __restrict__ src, int64_t cp, void* dst, Strided4 st, int64_t a_real,
+// dst[a][c][h][w] (strided, caller's memory) = blend(sum over slices of src[a][h][w][cp])
+// for a < A, c < C; filter taps flipped back for CUDNN_CONVOLUTION. W fastest.
+__global__ void unpack_kernel(const void* __restrict__ src, int64_t cp, void* dst, Strided4 st, int64_t a_real,
                               int64_t c_real, int64_t h, int64_t w, bool flip, Unpack u, int64_t total) {
     ODNN_GRID_STRIDE_LOOP(i, total) {
         int64_t q = i;
@@ -262,7 +399,9 @@ __global__ void unpack_kernel(const uint16_t* __restrict__ src, int64_t cp, void
         const int64_t c = q % c_real;
         const int64_t a = q / c_real;
         const int64_t sy = flip ? h - 1 - y : y, sx = flip ? w - 1 - x : x;
-        const double acc = core::load_elem(src, ((a * h + sy) * w + sx) * cp + c, u.dtype);
+        const int64_t at = ((a * h + sy) * w + sx) * cp + c;
+        double acc = 0.0;
+        for (int s = 0; s < u.splits; ++s) acc += core::load_elem(src, s * u.slice + at, u.src_dtype);
         const int64_t off = a * st.s[0] + c * st.s[1] + y * st.s[3] + x * st.s[4];
         double v = u.alpha * acc;
         if (u.epi) {
@@ -278,105 +417,231 @@ __global__ void unpack_kernel(const uint16_t* __restrict__ src, int64_t cp, void
     }
 }
 
-int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
-size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+// Streams the batch slices of a filter gradient run on, forked from and joined back to
+// the caller's stream. Created once per device and kept.
+class SliceStreams {
+public:
+    static constexpr int kMax = 32;
+    Status fork(cudaStream_t origin, int n, cudaStream_t* out) {
+        std::lock_guard<std::mutex> lock(mu_);
+        int dev = 0;
+        ODNN_REQUIRE(cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < 64, CUDNN_STATUS_EXECUTION_FAILED_CUDART,
+                     "cannot query the current device");
+        Pool& pool = pools_[dev];
+        if (!pool.ready) {
+            for (int i = 0; i < kMax; ++i) {
+                ODNN_REQUIRE(cudaStreamCreateWithFlags(&pool.streams[i], cudaStreamNonBlocking) == cudaSuccess &&
+                                 cudaEventCreateWithFlags(&pool.done[i], cudaEventDisableTiming) == cudaSuccess,
+                             CUDNN_STATUS_EXECUTION_FAILED_CUDART, "cannot create the batch-slice streams");
+            }
+            ODNN_REQUIRE(cudaEventCreateWithFlags(&pool.start, cudaEventDisableTiming) == cudaSuccess,
+                         CUDNN_STATUS_EXECUTION_FAILED_CUDART, "cannot create the batch-slice events");
+            pool.ready = true;
+        }
+        ODNN_REQUIRE(cudaEventRecord(pool.start, origin) == cudaSuccess, CUDNN_STATUS_EXECUTION_FAILED_CUDART,
+                     "cudaEventRecord failed");
+        for (int i = 0; i < n; ++i) {
+            ODNN_REQUIRE(cudaStreamWaitEvent(pool.streams[i], pool.start, 0) == cudaSuccess,
+                         CUDNN_STATUS_EXECUTION_FAILED_CUDART, "cudaStreamWaitEvent failed");
+            out[i] = pool.streams[i];
+        }
+        current_ = &pool;
+        return Status::ok();
+    }
+    Status join(cudaStream_t origin, int n) {
+        Pool& pool = *current_;
+        for (int i = 0; i < n; ++i) {
+            ODNN_REQUIRE(cudaEventRecord(pool.done[i], pool.streams[i]) == cudaSuccess &&
+                             cudaStreamWaitEvent(origin, pool.done[i], 0) == cudaSuccess,
+                         CUDNN_STATUS_EXECUTION_FAILED_CUDART, "joining the batch-slice streams failed");
+        }
+        return Status::ok();
+    }
+    std::mutex& mutex() { return use_; }
 
-// The packed problem: channels padded, every tensor dense channels-last in the workspace.
-struct PackedLayout {
-    int64_t cp = 0, kp = 0;
-    size_t x_off = 0, w_off = 0, y_off = 0, core_off = 0, total = 0;
+private:
+    struct Pool {
+        bool ready = false;
+        cudaStream_t streams[kMax] = {};
+        cudaEvent_t done[kMax] = {};
+        cudaEvent_t start = nullptr;
+    };
+    std::mutex mu_, use_;
+    Pool pools_[64];
+    Pool* current_ = nullptr;
 };
 
-sm90::TcProblem packed_tc(const ConvProblem& p, const PackedLayout& l, void* ws) {
-    sm90::TcProblem t = tc_problem(p);
-    t.c = static_cast<int>(l.cp);
-    t.k = static_cast<int>(l.kp);
-    char* base = static_cast<char*>(ws);
-    void* x = base ? base + l.x_off : nullptr;
-    void* w = base ? base + l.w_off : nullptr;
-    void* y = base ? base + l.y_off : nullptr;
-    switch (p.kind) {
-        case ConvKind::fwd: t.a = x; t.b = w; t.out = y; break;
-        case ConvKind::bwd_data: t.a = y; t.b = w; t.out = x; break;
-        case ConvKind::bwd_filter: t.a = y; t.b = x; t.out = w; break;
-    }
-    t.alpha = 1.0f;
-    t.beta = 0.0f;
-    t.workspace = base ? base + l.core_off : nullptr;
-    return t;
+SliceStreams& slice_streams() {
+    static SliceStreams* s = new SliceStreams();
+    return *s;
 }
 
-StatusOr<PackedLayout> packed_layout(const ConvProblem& p) {
-    PackedLayout l;
-    l.cp = round8(p.c);
-    l.kp = round8(p.k);
-    const size_t x_bytes = static_cast<size_t>(p.n * p.in[1] * p.in[2] * l.cp) * 2;
-    const size_t w_bytes = static_cast<size_t>(l.kp * p.filt[1] * p.filt[2] * l.cp) * 2;
-    const size_t y_bytes = static_cast<size_t>(p.n * p.out[1] * p.out[2] * l.kp) * 2;
-    l.x_off = 0;
-    l.w_off = align256(x_bytes);
-    l.y_off = l.w_off + align256(w_bytes);
-    l.core_off = l.y_off + align256(y_bytes);
-    size_t core = 0;
-    ODNN_RETURN_IF_ERROR(
-        sm90::dispatch(op_of(p.kind), type_of(p), packed_tc(p, l, nullptr), sm90::TcCall::workspace, &core));
-    l.total = l.core_off + core;
-    return l;
-}
-
-class CudaConvSm90Packed final : public core::Impl<ConvProblem> {
+// Both tensor-core implementations: `packed` says whether the inputs are repacked.
+class CudaConvSm90 : public core::Impl<ConvProblem> {
 public:
-    const char* name() const override { return "cuda_conv_sm90_packed"; }
+    explicit CudaConvSm90(bool packed) : packed_(packed) {}
+    const char* name() const override { return packed_ ? "cuda_conv_sm90_packed" : "cuda_conv_sm90"; }
 
     Status check(const ConvProblem& p) const override {
         ODNN_RETURN_IF_ERROR(check_common(p));
-        const int64_t lim = int64_t{1} << 31;
-        ODNN_REQUIRE_SUPPORTED(p.n * p.in[1] * p.in[2] * round8(p.c) < lim &&
-                                   p.n * p.out[1] * p.out[2] * round8(p.k) < lim,
-                               "padded tensors of 2^31 or more elements");
-        auto l = packed_layout(p);
+        if (!packed_) {
+            ODNN_REQUIRE_SUPPORTED(!p.flip, "CUDNN_CONVOLUTION mode (flipped filter)");
+            ODNN_REQUIRE_SUPPORTED(!p.epi.enabled, "fused bias and activation");
+            ODNN_REQUIRE_SUPPORTED(p.c % 8 == 0 && p.k % 8 == 0, "C = %lld and K = %lld must be multiples of 8",
+                                   static_cast<long long>(p.c), static_cast<long long>(p.k));
+            ODNN_REQUIRE_SUPPORTED(dense_nhwc(p.x) && dense_nhwc(p.y), "x and y are not dense NHWC");
+            ODNN_REQUIRE_SUPPORTED(p.w_nhwc && dense_nhwc(p.w), "the filter is not dense in the NHWC format");
+        }
+        auto l = make_plan(p, packed_);
         if (!l.is_ok()) return l.status();
         size_t unused = 0;
-        return sm90::dispatch(op_of(p.kind), type_of(p), packed_tc(p, l.value(), nullptr), sm90::TcCall::check,
-                              &unused);
+        for (int i = 0; i < l.value().phases; ++i) {
+            const Phase& f = l.value().phase[i];
+            if (!f.empty())
+                ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), tc_phase(p, l.value(), f),
+                                                    sm90::TcCall::check, &unused));
+        }
+        if (l.value().phases > 0) return Status::ok();
+        sm90::TcProblem t = tc_base(p, l.value());
+        if (p.kind == ConvKind::bwd_filter) t.n = static_cast<int>(l.value().per);
+        return sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::check, &unused);
     }
 
     size_t workspace_size(const ConvProblem& p) const override {
-        auto l = packed_layout(p);
+        auto l = make_plan(p, packed_);
         return l.is_ok() ? l.value().total : 0;
     }
 
     bool tensor_cores(const ConvProblem&) const override { return true; }
 
     Status execute(const core::Handle& h, const ConvProblem& p) const override {
-        auto lo = packed_layout(p);
+        // Alignment is only known now; the generic kernel needs no workspace.
+        if ((!packed_ && (!aligned16(p.x_data) || !aligned16(p.w_data) || !aligned16(p.y_data))) ||
+            (p.workspace && !aligned16(p.workspace)))
+            return run_generic(h, p);
+        auto lo = make_plan(p, packed_);
         if (!lo.is_ok()) return lo.status();
-        const PackedLayout& l = lo.value();
+        const Plan& l = lo.value();
         char* ws = static_cast<char*>(p.workspace);
         const cudaStream_t st = h.stream;
         const int64_t H = p.in[1], W = p.in[2], P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
-        auto pack = [&](const void* src, const ConvTensor& t, int64_t a, int64_t ap, int64_t c, int64_t cp,
-                        int64_t hh, int64_t ww, bool flip, size_t off) -> Status {
-            const int64_t total = ap * hh * ww * cp;
-            pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint16_t*>(src), strided(t), a, c, hh, ww,
-                                                         cp, flip, reinterpret_cast<uint16_t*>(ws + off), total);
-            return core::cuda_check_launch("pack_kernel");
-        };
-        // Inputs in.
-        if (p.kind != ConvKind::bwd_data) ODNN_RETURN_IF_ERROR(pack(p.x_data, p.x, p.n, p.n, p.c, l.cp, H, W, false, l.x_off));
-        if (p.kind != ConvKind::bwd_filter)
-            ODNN_RETURN_IF_ERROR(pack(p.w_data, p.w, p.k, l.kp, p.c, l.cp, R, S, p.flip, l.w_off));
-        if (p.kind != ConvKind::fwd) ODNN_RETURN_IF_ERROR(pack(p.y_data, p.y, p.n, p.n, p.k, l.kp, P, Q, false, l.y_off));
-        // The convolution, dense.
-        sm90::TcProblem t = packed_tc(p, l, ws);
-        t.stream = st;
+        // The kernel's operands: the caller's tensors, or packed copies.
+        const void* x = p.x_data;
+        const void* w = p.w_data;
+        const void* y = p.y_data;
+        if (packed_) {
+            auto pack = [&](const void* src, const ConvTensor& t, int64_t a, int64_t ap, int64_t c, int64_t cp,
+                            int64_t hh, int64_t ww, bool flip, size_t off) -> Status {
+                const int64_t total = ap * hh * ww * cp;
+                pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint16_t*>(src), strided(t), a, c, hh,
+                                                             ww, cp, flip, reinterpret_cast<uint16_t*>(ws + off),
+                                                             total);
+                return core::cuda_check_launch("pack_kernel");
+            };
+            if (p.kind != ConvKind::bwd_data) ODNN_RETURN_IF_ERROR(pack(p.x_data, p.x, p.n, p.n, p.c, l.cp, H, W, false, l.x_off));
+            if (p.kind != ConvKind::bwd_filter)
+                ODNN_RETURN_IF_ERROR(pack(p.w_data, p.w, p.k, l.kp, p.c, l.cp, R, S, p.flip, l.w_off));
+            if (p.kind != ConvKind::fwd) ODNN_RETURN_IF_ERROR(pack(p.y_data, p.y, p.n, p.n, p.k, l.kp, P, Q, false, l.y_off));
+            x = ws + l.x_off;
+            w = ws + l.w_off;
+            y = ws + l.y_off;
+        }
+        sm90::TcProblem t = tc_base(p, l);
         size_t unused = 0;
-        ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
-        // The output out, blended.
+        if (l.phases > 0) {
+            ODNN_RETURN_IF_ERROR(run_phases(p, l, ws, w, y, st));
+            if (!packed_) return Status::ok();
+            return unpack(p, l, ws + l.x_off, p.x.dtype, 1, 0, st);
+        }
+        if (p.kind != ConvKind::bwd_filter) {
+            t.a = p.kind == ConvKind::fwd ? x : y;
+            t.b = w;
+            if (packed_) {
+                t.out = ws + (p.kind == ConvKind::fwd ? l.y_off : l.x_off);
+            } else {
+                t.out = p.kind == ConvKind::fwd ? p.y_data : p.x_data;
+                t.alpha = static_cast<float>(p.alpha);
+                t.beta = static_cast<float>(p.beta);
+            }
+            t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
+            t.stream = st;
+            ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+            if (!packed_) return Status::ok();
+            return unpack(p, l, ws + (p.kind == ConvKind::fwd ? l.y_off : l.x_off), p.x.dtype, 1, 0, st);
+        }
+        // Filter gradient: batch slices on their own streams, fp32 partials, then one sum.
+        const size_t slice_elems = static_cast<size_t>(l.kp * R * S * l.cp);
+        {
+            std::lock_guard<std::mutex> lock(slice_streams().mutex());
+            cudaStream_t streams[SliceStreams::kMax];
+            const int n = l.splits;
+            ODNN_RETURN_IF_ERROR(slice_streams().fork(st, n > 1 ? n : 0, streams));
+            for (int s = 0; s < n; ++s) {
+                const int64_t n0 = s * l.per;
+                t.n = static_cast<int>(std::min<int64_t>(l.per, p.n - n0));
+                t.a = static_cast<const char*>(y) + static_cast<size_t>(n0 * P * Q * l.kp) * 2;
+                t.b = static_cast<const char*>(x) + static_cast<size_t>(n0 * H * W * l.cp) * 2;
+                t.out = ws + l.part_off + s * slice_elems * 4;
+                t.workspace = l.core_bytes ? ws + l.core_off + s * align256(l.core_bytes) : nullptr;
+                t.stream = n > 1 ? streams[s] : st;
+                ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+            }
+            if (n > 1) ODNN_RETURN_IF_ERROR(slice_streams().join(st, n));
+        }
+        return unpack(p, l, ws + l.part_off, CUDNN_DATA_FLOAT, l.splits, static_cast<int64_t>(slice_elems), st);
+    }
+
+private:
+    // A strided backward data, phase by phase (see Plan): into the caller's dx through
+    // alpha / beta, or (packed) into the dense workspace dx.
+    Status run_phases(const ConvProblem& p, const Plan& l, char* ws, const void* w, const void* dy,
+                      cudaStream_t st) const {
+        char* dx = packed_ ? ws + l.x_off : static_cast<char*>(p.x_data);
+        const int64_t H = p.in[1], W = p.in[2];
+        const int64_t c_real = packed_ ? l.cp : p.c;
+        for (int i = 0; i < l.phases; ++i) {
+            const Phase& f = l.phase[i];
+            const int64_t base = (f.a * W + f.b) * l.cp;
+            if (f.empty()) {
+                const int64_t total = p.n * f.hn * f.wn * c_real;
+                phase_fill_kernel<<<grid_for(total), 256, 0, st>>>(
+                    dx, p.x.dtype, H * W * l.cp, p.stride[1] * W * l.cp, p.stride[2] * l.cp, base, f.hn, f.wn, c_real,
+                    packed_ ? 0.0 : p.beta, total);
+                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_fill_kernel"));
+                continue;
+            }
+            const int64_t taps = l.kp * f.rn * f.sn * l.cp;
+            gather_taps_kernel<<<grid_for(taps), 256, 0, st>>>(
+                static_cast<const uint16_t*>(w), p.filt[1], p.filt[2], l.cp, f.r0, f.s0, p.stride[1], p.stride[2],
+                f.rn, f.sn, reinterpret_cast<uint16_t*>(ws + f.filt_off), taps);
+            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("gather_taps_kernel"));
+            sm90::TcProblem t = tc_phase(p, l, f);
+            t.a = dy;
+            t.b = ws + f.filt_off;
+            t.out = dx + base * 2;
+            if (!packed_) {
+                t.alpha = static_cast<float>(p.alpha);
+                t.beta = static_cast<float>(p.beta);
+            }
+            t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
+            t.stream = st;
+            size_t unused = 0;
+            ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+        }
+        return Status::ok();
+    }
+
+    // Writes the workspace result back into the caller's output through alpha / beta or
+    // the fused epilogue.
+    static Status unpack(const ConvProblem& p, const Plan& l, const void* src, int src_dtype, int splits,
+                         int64_t slice, cudaStream_t st) {
         Unpack u{};
         u.alpha = p.alpha;
         u.beta = p.beta;
         u.dtype = p.x.dtype;
+        u.src_dtype = src_dtype;
+        u.splits = splits;
+        u.slice = slice;
         if (p.epi.enabled) {
             u.epi = true;
             u.z = p.epi.z;
@@ -388,29 +653,40 @@ public:
             u.relu = p.epi.relu;
             u.propagate_nan = p.epi.propagate_nan;
         }
-        const uint16_t* src;
         void* dst;
         const ConvTensor* dt;
         int64_t a, c, cp, hh, ww;
         bool flip = false;
         switch (p.kind) {
             case ConvKind::fwd:
-                src = reinterpret_cast<const uint16_t*>(ws + l.y_off); dst = p.y_data; dt = &p.y;
-                a = p.n; c = p.k; cp = l.kp; hh = P; ww = Q;
+                dst = p.y_data; dt = &p.y; a = p.n; c = p.k; cp = l.kp; hh = p.out[1]; ww = p.out[2];
                 break;
             case ConvKind::bwd_data:
-                src = reinterpret_cast<const uint16_t*>(ws + l.x_off); dst = p.x_data; dt = &p.x;
-                a = p.n; c = p.c; cp = l.cp; hh = H; ww = W;
+                dst = p.x_data; dt = &p.x; a = p.n; c = p.c; cp = l.cp; hh = p.in[1]; ww = p.in[2];
                 break;
             default:
-                src = reinterpret_cast<const uint16_t*>(ws + l.w_off); dst = p.w_data; dt = &p.w;
-                a = p.k; c = p.c; cp = l.cp; hh = R; ww = S; flip = p.flip;
+                dst = p.w_data; dt = &p.w; a = p.k; c = p.c; cp = l.cp; hh = p.filt[1]; ww = p.filt[2];
+                flip = p.flip;
                 break;
         }
         const int64_t total = a * c * hh * ww;
         unpack_kernel<<<grid_for(total), 256, 0, st>>>(src, cp, dst, strided(*dt), a, c, hh, ww, flip, u, total);
         return core::cuda_check_launch("unpack_kernel");
     }
+
+    static Status run_generic(const core::Handle& h, const ConvProblem& p) {
+        for (const auto* impl : core::ImplRegistry<ConvProblem>::get().list(core::BackendKind::cuda))
+            if (std::strcmp(impl->name(), "cuda_conv_generic") == 0) return impl->execute(h, p);
+        return Status(CUDNN_STATUS_INTERNAL_ERROR, "the generic CUDA convolution is not registered");
+    }
+
+    bool packed_;
+};
+
+template <bool Packed>
+class CudaConvSm90As final : public CudaConvSm90 {
+public:
+    CudaConvSm90As() : CudaConvSm90(Packed) {}
 };
 
 }  // namespace
@@ -433,8 +709,8 @@ ODNN_SM90_ABSENT(wgrad_bf16)
 }  // namespace sm90
 #endif
 
-ODNN_REGISTER_IMPL(cuda, ConvProblem, CudaConvSm90, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cuda, ConvProblem, CudaConvSm90As<false>, core::kPriorityFast);
 // Below the direct kernels, above the generic ones.
-ODNN_REGISTER_IMPL(cuda, ConvProblem, CudaConvSm90Packed, (core::kPriorityFast + core::kPriorityGeneric) / 2);
+ODNN_REGISTER_IMPL(cuda, ConvProblem, CudaConvSm90As<true>, (core::kPriorityFast + core::kPriorityGeneric) / 2);
 
 }  // namespace odnn::cuda

@@ -37,6 +37,8 @@ const char* kUsage =
     "  --dt LIST          data types, e.g. f16,bf16,f32     --layout LIST   nchw,nhwc\n"
     "  --math M           default | fma | tensor_op          --n N           batch size\n"
     "  --algo N           algorithm id (default: the library's first choice)\n"
+    "  --find             conv: each library's fastest algorithm by its cudnnFind*Algorithm\n"
+    "                     (what frameworks' benchmark mode uses) instead of Get*_v7's first\n"
     "  --warmup N --reps N  (default 5, 20)                  --no-check   skip comparison\n"
     "  --peak-tflops X --peak-gbs Y   ceilings (default on a GPU: H200 tensor rates and the\n"
     "                     copy bandwidth measured at start)\n"
@@ -154,6 +156,8 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
                 return 2;
             }
             (a == "--peak-tflops" ? user_tflops : user_gbs) = x;
+        } else if (a == "--find") {
+            opt.find = true;
         } else if (a == "--no-check") {
             opt.check = false;
         } else if (a == "--gemm-baseline") {

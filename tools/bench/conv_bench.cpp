@@ -118,9 +118,14 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         if (algo < 0) {
             cudnnConvolutionFwdAlgoPerf_t perf[16];
             int got = 0;
-            BENCH_TRY("cudnnGetConvolutionForwardAlgorithm_v7",
-                      BENCH_CALL(lib, cudnnGetConvolutionForwardAlgorithm_v7, lib.handle(), xd, wd, cd, yd, 16,
+            if (o.find) {
+                BENCH_TRY("cudnnFindConvolutionForwardAlgorithm",
+                          BENCH_CALL(lib, cudnnFindConvolutionForwardAlgorithm, lib.handle(), xd, wd, cd, yd, 16, &got, perf));
+            } else {
+                BENCH_TRY("cudnnGetConvolutionForwardAlgorithm_v7",
+                          BENCH_CALL(lib, cudnnGetConvolutionForwardAlgorithm_v7, lib.handle(), xd, wd, cd, yd, 16,
                                  &got, perf));
+            }
             for (int i = 0; i < got && algo < 0; ++i)
                 if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= o.workspace_limit)
                     algo = perf[i].algo;
@@ -139,9 +144,14 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         if (algo < 0) {
             cudnnConvolutionBwdDataAlgoPerf_t perf[16];
             int got = 0;
-            BENCH_TRY("cudnnGetConvolutionBackwardDataAlgorithm_v7",
+            if (o.find) {
+                BENCH_TRY("cudnnFindConvolutionBackwardDataAlgorithm",
+                          BENCH_CALL(lib, cudnnFindConvolutionBackwardDataAlgorithm, lib.handle(), wd, yd, cd, xd, 16, &got, perf));
+            } else {
+                BENCH_TRY("cudnnGetConvolutionBackwardDataAlgorithm_v7",
                       BENCH_CALL(lib, cudnnGetConvolutionBackwardDataAlgorithm_v7, lib.handle(), wd, yd, cd, xd,
                                  16, &got, perf));
+            }
             for (int i = 0; i < got && algo < 0; ++i)
                 if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= o.workspace_limit)
                     algo = perf[i].algo;
@@ -160,9 +170,14 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         if (algo < 0) {
             cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
             int got = 0;
-            BENCH_TRY("cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+            if (o.find) {
+                BENCH_TRY("cudnnFindConvolutionBackwardFilterAlgorithm",
+                          BENCH_CALL(lib, cudnnFindConvolutionBackwardFilterAlgorithm, lib.handle(), xd, yd, cd, wd, 16, &got, perf));
+            } else {
+                BENCH_TRY("cudnnGetConvolutionBackwardFilterAlgorithm_v7",
                       BENCH_CALL(lib, cudnnGetConvolutionBackwardFilterAlgorithm_v7, lib.handle(), xd, yd, cd, wd,
                                  16, &got, perf));
+            }
             for (int i = 0; i < got && algo < 0; ++i)
                 if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= o.workspace_limit)
                     algo = perf[i].algo;

@@ -13,7 +13,8 @@ namespace odnn_bench {
 struct Options {
     int warmup = 5;
     int reps = 20;
-    int algo = -1;                 // -1: the library's first choice (Get…_v7)
+    int algo = -1;                 // -1: the library's first choice (Get…_v7, or Find with `find`)
+    bool find = false;             // choose by cudnnFind*Algorithm (measured), as frameworks' benchmark mode
     size_t workspace_limit = 4ull << 30;
     bool check = true;             // read outputs back to compare libraries
 };
