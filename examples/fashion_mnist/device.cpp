@@ -145,6 +145,9 @@ cudnnHandle_t open_handle(DeviceChoice choice, Memory* memory, std::string* desc
     } else if (odnn && !have_device) {
         setenv("ODNN_BACKEND", "cpu", 0);  // an explicit ODNN_BACKEND still wins
     }
+    if (!odnn && !have_device)
+        throw Error("the loaded libcudnn.so.9 is NVIDIA's cuDNN, which needs a GPU, and " + no_device +
+                    "; to run on the CPU, load odnn's library instead (e.g. LD_LIBRARY_PATH=<odnn build>/lib)");
 
     cudnnHandle_t handle = nullptr;
     FMNIST_CUDNN(cudnnCreate(&handle));

@@ -38,7 +38,7 @@ namespace {
 struct Options {
     std::string data_dir = kDefaultDataDir;
     DeviceChoice device = DeviceChoice::automatic;
-    int epochs = 3;
+    int epochs = 2;
     int batch = 128;
     int64_t train_images = 0;  // 0: all
     int64_t test_images = 0;   // 0: all
@@ -59,7 +59,7 @@ const char* kUsage =
     "  --data DIR            idx files (default /usr/share/datasets/fashion-mnist, Debian's\n"
     "                        package dataset-fashion-mnist)\n"
     "  --device auto|cpu|gpu where tensors live (default auto: the GPU when the cuDNN handle has one)\n"
-    "  --epochs N            passes over the training set (default 3)\n"
+    "  --epochs N            passes over the training set (default 2)\n"
     "  --batch N             mini-batch size (default 128)\n"
     "  --train-images N      use the first N training images (default all 60000)\n"
     "  --test-images N       evaluate on the first N test images (default all 10000)\n"
@@ -657,7 +657,7 @@ private:
 // A linear warm-up over the first steps (the dense layer sums 49*C2 non-negative inputs, so
 // early full-size steps overshoot), then a cosine decay to zero.
 double learning_rate(double peak, int64_t step, int64_t total) {
-    const int64_t warmup = std::max<int64_t>(1, std::min<int64_t>(total / 10, 100));
+    const int64_t warmup = std::max<int64_t>(1, std::min<int64_t>(total / 2, 100));
     if (step < warmup) return peak * double(step + 1) / double(warmup);
     return 0.5 * peak * (1.0 + std::cos(3.141592653589793 * double(step - warmup) / double(total - warmup)));
 }
