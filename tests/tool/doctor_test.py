@@ -604,7 +604,8 @@ def t_bad_usage():
                        (["info"], 0), (["info", "--api"], 0), (["info", "--frobnicate"], 2), (["help"], 0),
                        (["--help"], 0), ([], 2), (["frobnicate"], 2), (["bench", "--frobnicate"], 2),
                        (["bench", "--help"], 0),
-                       (["selftest"], 2)]:  # selftest: not implemented yet (update when it is)
+                       (["selftest", "--frobnicate"], 2), (["selftest", "--backend", "tpu"], 2),
+                       (["selftest", "--help"], 0)]:
         p = run(args, expect=code)
         if code == 2:
             msg = p.stderr.strip()

@@ -23,9 +23,10 @@ void usage(FILE* to) {
                  "                              say which one it gets, and check it; `odnn doctor --help`\n"
                  "  bench [options] [problem ...] the same problems through one or several cuDNN\n"
                  "                              libraries side by side; `odnn bench --help`\n"
-                 "  help                        this text\n"
-                 "\n"
-                 "selftest is planned and not part of this build yet.\n");
+                 "  selftest [--backend cpu|cuda] [--json]\n"
+                 "                              every implemented operation against odnn's reference\n"
+                 "                              implementations; exit code 0 when all pass; `odnn selftest --help`\n"
+                 "  help                        this text\n");
 }
 
 }  // namespace
@@ -50,10 +51,7 @@ int main(int argc, char** argv) {
         if (dladdr(reinterpret_cast<void*>(&cudnnGetVersion), &self) && self.dli_fname) lib = self.dli_fname;
         return odnn_bench::cmd_bench(args, lib);
     }
-    if (cmd == "selftest") {
-        std::fprintf(stderr, "odnn %s: not implemented in this version of odnn\n", cmd.c_str());
-        return 2;
-    }
+    if (cmd == "selftest") return odnn_tool::cmd_selftest(args);
     std::fprintf(stderr, "odnn: unknown command '%s'\n", cmd.c_str());
     usage(stderr);
     return 2;
