@@ -25,9 +25,6 @@ struct TcProblem {
     int k = 1, r = 1, s = 1;         // filter K, R, S (and C)
     int pad[2] = {0, 0}, stride[2] = {1, 1}, dil[2] = {1, 1};
     int pad_hi[2] = {-1, -1};  // upper padding; -1: as `pad`
-    // dgrad only: element strides of dx's N, H, W (C is 1); 0: dense. Lets the phases
-    // of a strided backward data write their interleaved rows and columns.
-    int64_t out_stride[3] = {0, 0, 0};
     const void* a = nullptr;
     const void* b = nullptr;
     void* out = nullptr;

@@ -57,13 +57,8 @@ struct Sm90Conv {
     static typename Conv::Arguments arguments(const TcProblem& p) {
         // Activation N, H, W, C and filter K, R, S, C, both dense channels-last.
         const int hi0 = p.pad_hi[0] < 0 ? p.pad[0] : p.pad_hi[0], hi1 = p.pad_hi[1] < 0 ? p.pad[1] : p.pad_hi[1];
-        typename ProblemShape::TensorStride act_stride{int64_t(p.h) * p.w * p.c, int64_t(p.w) * p.c, p.c, 1};
-        if (Op == cutlass::conv::Operator::kDgrad && p.out_stride[0] != 0)
-            act_stride = {p.out_stride[0], p.out_stride[1], p.out_stride[2], 1};
-        typename ProblemShape::TensorStride flt_stride{int64_t(p.r) * p.s * p.c, int64_t(p.s) * p.c, p.c, 1};
-        ProblemShape shape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, act_stride,
-                           {p.k, p.r, p.s, p.c}, flt_stride, {p.pad[0], p.pad[1]}, {hi0, hi1},
-                           {p.stride[0], p.stride[1]}, {p.dil[0], p.dil[1]}, 1);
+        ProblemShape shape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
+                           {p.pad[0], p.pad[1]}, {hi0, hi1}, {p.stride[0], p.stride[1]}, {p.dil[0], p.dil[1]}, 1);
         StrideC sc{};
         StrideD sd{};
         if constexpr (Op == cutlass::conv::Operator::kWgrad) {

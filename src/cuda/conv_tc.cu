@@ -150,8 +150,9 @@ Status check_common(const ConvProblem& p) {
 // A backward data with stride > 1 runs as stride-1 phases: the dx rows h = a (mod sh) and
 // columns w = b (mod sw) receive only the filter taps r = r0 (mod sh), s = s0 (mod sw),
 // which makes each phase a stride-1 backward data on dy with a sub-filter (gathered in
-// the workspace) and asymmetric padding, writing its interleaved rows and columns in
-// place. A phase without taps gets beta * dx (or zeros).
+// the workspace) and asymmetric padding into a dense workspace tensor, then scattered to
+// its interleaved rows and columns through alpha / beta. A phase without taps gets
+// beta * dx (or zeros).
 struct Phase {
     int64_t a = 0, b = 0;      // dx row / column residues
     int64_t r0 = 0, s0 = 0;    // first filter taps
@@ -170,7 +171,7 @@ struct Plan {
     int64_t per = 0;
     int phases = 0;  // strided backward data
     Phase phase[kMaxPhases];
-    size_t x_off = 0, w_off = 0, y_off = 0, part_off = 0, core_off = 0, core_bytes = 0, total = 0;
+    size_t x_off = 0, w_off = 0, y_off = 0, part_off = 0, phase_off = 0, core_off = 0, core_bytes = 0, total = 0;
 };
 
 sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
@@ -202,10 +203,6 @@ sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
         t.stride[i] = 1;
         t.dil[i] = 1;
     }
-    const int64_t W = p.in[2];
-    t.out_stride[0] = p.in[1] * W * l.cp;
-    t.out_stride[1] = p.stride[1] * W * l.cp;
-    t.out_stride[2] = p.stride[2] * l.cp;
     return t;
 }
 
@@ -289,6 +286,10 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     }
     if (p.kind == ConvKind::bwd_data && (p.stride[1] > 1 || p.stride[2] > 1)) {
         ODNN_RETURN_IF_ERROR(make_phases(p, &l));
+        size_t tmp = 0;
+        for (int i = 0; i < l.phases; ++i)
+            tmp = std::max(tmp, static_cast<size_t>(p.n * l.phase[i].hn * l.phase[i].wn * l.cp) * 2);
+        l.phase_off = take(tmp);
         for (int i = 0; i < l.phases; ++i) {
             Phase& f = l.phase[i];
             if (f.empty()) continue;
@@ -356,9 +357,11 @@ __global__ void gather_taps_kernel(const uint16_t* __restrict__ w, int64_t R, in
     }
 }
 
-// dx positions of a phase without taps: beta * dx, or zero.
-__global__ void phase_fill_kernel(void* dx, int dtype, int64_t n_stride, int64_t row_stride, int64_t col_stride,
-                                  int64_t base, int64_t hn, int64_t wn, int64_t c, double beta, int64_t total) {
+// Writes a phase's dense result src[n][i][j][c] (or nothing: a phase without taps) to
+// dx[n][a + i * sh][b + j * sw][c] through alpha / beta.
+__global__ void phase_scatter_kernel(const void* __restrict__ src, int64_t src_c, void* dx, int dtype,
+                                     int64_t n_stride, int64_t row_stride, int64_t col_stride, int64_t base,
+                                     int64_t hn, int64_t wn, int64_t c, double alpha, double beta, int64_t total) {
     ODNN_GRID_STRIDE_LOOP(i, total) {
         int64_t q = i;
         const int64_t ch = q % c; q /= c;
@@ -366,7 +369,9 @@ __global__ void phase_fill_kernel(void* dx, int dtype, int64_t n_stride, int64_t
         const int64_t y = q % hn;
         const int64_t n = q / hn;
         const int64_t off = base + n * n_stride + y * row_stride + x * col_stride + ch;
-        core::store_elem(dx, off, dtype, beta != 0.0 ? beta * core::load_elem(dx, off, dtype) : 0.0);
+        double v = src ? alpha * core::load_elem(src, ((n * hn + y) * wn + x) * src_c + ch, dtype) : 0.0;
+        if (beta != 0.0) v += beta * core::load_elem(dx, off, dtype);
+        core::store_elem(dx, off, dtype, v);
     }
 }
 
@@ -599,34 +604,30 @@ private:
         char* dx = packed_ ? ws + l.x_off : static_cast<char*>(p.x_data);
         const int64_t H = p.in[1], W = p.in[2];
         const int64_t c_real = packed_ ? l.cp : p.c;
+        const double alpha = packed_ ? 1.0 : p.alpha, beta = packed_ ? 0.0 : p.beta;
+        char* tmp = ws + l.phase_off;
         for (int i = 0; i < l.phases; ++i) {
             const Phase& f = l.phase[i];
-            const int64_t base = (f.a * W + f.b) * l.cp;
-            if (f.empty()) {
-                const int64_t total = p.n * f.hn * f.wn * c_real;
-                phase_fill_kernel<<<grid_for(total), 256, 0, st>>>(
-                    dx, p.x.dtype, H * W * l.cp, p.stride[1] * W * l.cp, p.stride[2] * l.cp, base, f.hn, f.wn, c_real,
-                    packed_ ? 0.0 : p.beta, total);
-                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_fill_kernel"));
-                continue;
+            if (!f.empty()) {
+                const int64_t taps = l.kp * f.rn * f.sn * l.cp;
+                gather_taps_kernel<<<grid_for(taps), 256, 0, st>>>(
+                    static_cast<const uint16_t*>(w), p.filt[1], p.filt[2], l.cp, f.r0, f.s0, p.stride[1],
+                    p.stride[2], f.rn, f.sn, reinterpret_cast<uint16_t*>(ws + f.filt_off), taps);
+                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("gather_taps_kernel"));
+                sm90::TcProblem t = tc_phase(p, l, f);
+                t.a = dy;
+                t.b = ws + f.filt_off;
+                t.out = tmp;
+                t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
+                t.stream = st;
+                size_t unused = 0;
+                ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
             }
-            const int64_t taps = l.kp * f.rn * f.sn * l.cp;
-            gather_taps_kernel<<<grid_for(taps), 256, 0, st>>>(
-                static_cast<const uint16_t*>(w), p.filt[1], p.filt[2], l.cp, f.r0, f.s0, p.stride[1], p.stride[2],
-                f.rn, f.sn, reinterpret_cast<uint16_t*>(ws + f.filt_off), taps);
-            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("gather_taps_kernel"));
-            sm90::TcProblem t = tc_phase(p, l, f);
-            t.a = dy;
-            t.b = ws + f.filt_off;
-            t.out = dx + base * 2;
-            if (!packed_) {
-                t.alpha = static_cast<float>(p.alpha);
-                t.beta = static_cast<float>(p.beta);
-            }
-            t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
-            t.stream = st;
-            size_t unused = 0;
-            ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+            const int64_t total = p.n * f.hn * f.wn * c_real;
+            phase_scatter_kernel<<<grid_for(total), 256, 0, st>>>(
+                f.empty() ? nullptr : tmp, l.cp, dx, p.x.dtype, H * W * l.cp, p.stride[1] * W * l.cp,
+                p.stride[2] * l.cp, (f.a * W + f.b) * l.cp, f.hn, f.wn, c_real, alpha, beta, total);
+            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_scatter_kernel"));
         }
         return Status::ok();
     }
