@@ -31,6 +31,7 @@
 #include "core/impl_registry.hpp"
 #include "cuda/conv_sm90.hpp"
 #include "cuda/launch.cuh"
+#include "cuda/norm_common.cuh"
 
 namespace odnn::cuda {
 namespace {
@@ -164,8 +165,15 @@ struct Phase {
 };
 constexpr int kMaxPhases = 16;
 
+//
+// With fewer than 8 input channels (a network's first layer: RGB), forward and filter
+// gradient pack an explicit im2col matrix instead: N x P x Q rows of the C * R * S filter
+// taps (padded to a multiple of 8), which the kernels see as a 1 x 1 convolution with
+// col_c channels, rather than padding C to 8 and wasting most of each TMA load.
 struct Plan {
     bool packed = false;
+    bool im2col = false;
+    int64_t col_c = 0;  // im2col: taps per row (C * R * S rounded up to 8)
     int64_t cp = 0, kp = 0;
     int splits = 1;
     int64_t per = 0;
@@ -173,6 +181,14 @@ struct Plan {
     Phase phase[kMaxPhases];
     size_t x_off = 0, w_off = 0, y_off = 0, part_off = 0, phase_off = 0, core_off = 0, core_bytes = 0, total = 0;
 };
+
+// Elements of one image of the kernel's x operand, and of its filter.
+int64_t x_image(const ConvProblem& p, const Plan& l) {
+    return l.im2col ? p.out[1] * p.out[2] * l.col_c : p.in[1] * p.in[2] * l.cp;
+}
+int64_t filter_elems(const ConvProblem& p, const Plan& l) {
+    return l.im2col ? l.kp * l.col_c : l.kp * p.filt[1] * p.filt[2] * l.cp;
+}
 
 sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
     sm90::TcProblem t;
@@ -187,6 +203,17 @@ sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
         t.pad[i] = static_cast<int>(p.pad[i + 1]);
         t.stride[i] = static_cast<int>(p.stride[i + 1]);
         t.dil[i] = static_cast<int>(p.dil[i + 1]);
+    }
+    if (l.im2col) {  // a 1 x 1 convolution over the im2col matrix
+        t.h = static_cast<int>(p.out[1]);
+        t.w = static_cast<int>(p.out[2]);
+        t.c = static_cast<int>(l.col_c);
+        t.r = t.s = 1;
+        for (int i = 0; i < 2; ++i) {
+            t.pad[i] = 0;
+            t.stride[i] = 1;
+            t.dil[i] = 1;
+        }
     }
     return t;
 }
@@ -259,9 +286,11 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     l.packed = packed;
     l.cp = packed ? round8(p.c) : p.c;
     l.kp = packed ? round8(p.k) : p.k;
-    const int64_t H = p.in[1], W = p.in[2], P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
-    const size_t x_bytes = static_cast<size_t>(p.n * H * W * l.cp) * 2;
-    const size_t w_bytes = static_cast<size_t>(l.kp * R * S * l.cp) * 2;
+    const int64_t P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
+    l.im2col = packed && p.c < 8 && p.kind != ConvKind::bwd_data;
+    l.col_c = round8(p.c * R * S);
+    const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * 2;
+    const size_t w_bytes = static_cast<size_t>(filter_elems(p, l)) * 2;
     const size_t y_bytes = static_cast<size_t>(p.n * P * Q * l.kp) * 2;
     size_t off = 0;
     auto take = [&](size_t bytes) {
@@ -276,12 +305,12 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     }
     sm90::TcProblem t = tc_base(p, l);
     if (p.kind == ConvKind::bwd_filter) {
-        const int64_t tiles = (l.kp + 127) / 128 * ((R * S * l.cp + 127) / 128);
+        const int64_t tiles = (l.kp + 127) / 128 * ((filter_elems(p, l) / l.kp + 127) / 128);
         int64_t splits = (2 * sm_count() + tiles - 1) / tiles;
         splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, 32}));
         l.per = (p.n + splits - 1) / splits;
         l.splits = static_cast<int>((p.n + l.per - 1) / l.per);
-        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(l.kp * R * S * l.cp) * 4);
+        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
         t.n = static_cast<int>(l.per);
     }
     if (p.kind == ConvKind::bwd_data && (p.stride[1] > 1 || p.stride[2] > 1)) {
@@ -342,6 +371,49 @@ __global__ void pack_kernel(const uint16_t* __restrict__ src, Strided4 st, int64
     }
 }
 
+// The im2col matrix [n][p][q][j] of a strided activation [n][c][h][w]: tap j = (r, s, c)
+// with c fastest, zero outside the image and for j >= C * R * S.
+struct Im2colGeo {
+    int64_t c, h, w, p, q, r, s;
+    int pad[2], stride[2], dil[2];
+};
+
+__global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int64_t col_c,
+                                   uint16_t* __restrict__ out, int64_t total) {
+    ODNN_GRID_STRIDE_LOOP(i, total) {
+        int64_t q = i;
+        const int64_t j = q % col_c; q /= col_c;
+        const int64_t oq = q % g.q; q /= g.q;
+        const int64_t op = q % g.p;
+        const int64_t n = q / g.p;
+        uint16_t v = 0;
+        if (j < g.c * g.r * g.s) {
+            const int64_t c = j % g.c, t = j / g.c;
+            const int64_t ih = op * g.stride[0] - g.pad[0] + (t / g.s) * g.dil[0];
+            const int64_t iw = oq * g.stride[1] - g.pad[1] + (t % g.s) * g.dil[1];
+            if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) v = x[n * st.s[0] + c * st.s[1] + ih * st.s[3] + iw * st.s[4]];
+        }
+        out[i] = v;
+    }
+}
+
+// A strided filter [k][c][r][s] as the rows [k][j] the im2col matrix multiplies (taps
+// flipped for CUDNN_CONVOLUTION), zero for k >= K and j >= C * R * S.
+__global__ void pack_filter_cols_kernel(const uint16_t* __restrict__ w, Strided4 st, int64_t K, int64_t C, int64_t R,
+                                        int64_t S, bool flip, int64_t col_c, uint16_t* __restrict__ out,
+                                        int64_t total) {
+    ODNN_GRID_STRIDE_LOOP(i, total) {
+        const int64_t j = i % col_c, k = i / col_c;
+        uint16_t v = 0;
+        if (k < K && j < C * R * S) {
+            const int64_t c = j % C, t = j / C;
+            const int64_t r = flip ? R - 1 - t / S : t / S, s = flip ? S - 1 - t % S : t % S;
+            v = w[k * st.s[0] + c * st.s[1] + r * st.s[3] + s * st.s[4]];
+        }
+        out[i] = v;
+    }
+}
+
 // The taps (r0 + j * sh, s0 + l * sw) of a dense K, R, S, C filter, as a dense
 // K, rn, sn, C sub-filter. Raw 16-bit copies.
 __global__ void gather_taps_kernel(const uint16_t* __restrict__ w, int64_t R, int64_t S, int64_t C, int64_t r0,
@@ -358,20 +430,37 @@ __global__ void gather_taps_kernel(const uint16_t* __restrict__ w, int64_t R, in
 }
 
 // Writes a phase's dense result src[n][i][j][c] (or nothing: a phase without taps) to
-// dx[n][a + i * sh][b + j * sw][c] through alpha / beta.
-__global__ void phase_scatter_kernel(const void* __restrict__ src, int64_t src_c, void* dx, int dtype,
-                                     int64_t n_stride, int64_t row_stride, int64_t col_stride, int64_t base,
-                                     int64_t hn, int64_t wn, int64_t c, double alpha, double beta, int64_t total) {
+// dx[n][a + i * sh][b + j * sw][c] through alpha / beta, eight channels (16 bytes) per
+// thread: C is a multiple of 8 on both paths and every base is 16-byte aligned.
+template <class T>
+__global__ void phase_scatter_kernel(const T* __restrict__ src, int64_t src_c, T* dx, int64_t n_stride,
+                                     int64_t row_stride, int64_t col_stride, int64_t base, int64_t hn, int64_t wn,
+                                     int64_t c, float alpha, float beta, int64_t total) {
+    const int64_t cv = c / 8;
     ODNN_GRID_STRIDE_LOOP(i, total) {
         int64_t q = i;
-        const int64_t ch = q % c; q /= c;
+        const int64_t ch = (q % cv) * 8; q /= cv;
         const int64_t x = q % wn; q /= wn;
         const int64_t y = q % hn;
         const int64_t n = q / hn;
-        const int64_t off = base + n * n_stride + y * row_stride + x * col_stride + ch;
-        double v = src ? alpha * core::load_elem(src, ((n * hn + y) * wn + x) * src_c + ch, dtype) : 0.0;
-        if (beta != 0.0) v += beta * core::load_elem(dx, off, dtype);
-        core::store_elem(dx, off, dtype, v);
+        T* out = dx + base + n * n_stride + y * row_stride + x * col_stride + ch;
+        uint4 vs = make_uint4(0, 0, 0, 0), vo = make_uint4(0, 0, 0, 0);
+        if (src) vs = *reinterpret_cast<const uint4*>(src + ((n * hn + y) * wn + x) * src_c + ch);
+        if (beta != 0.0f) vo = *reinterpret_cast<const uint4*>(out);
+        if (alpha != 1.0f || beta != 0.0f) {
+            const T* s8 = reinterpret_cast<const T*>(&vs);
+            const T* o8 = reinterpret_cast<const T*>(&vo);
+            uint4 r;
+            T* r8 = reinterpret_cast<T*>(&r);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                float v = alpha * Io<T>::in(s8[k]);
+                if (beta != 0.0f) v += beta * Io<T>::in(o8[k]);
+                r8[k] = Io<T>::out(v);
+            }
+            vs = r;
+        }
+        *reinterpret_cast<uint4*>(out) = vs;
     }
 }
 
@@ -382,6 +471,7 @@ struct Unpack {
     int src_dtype;   // the workspace result's type (FLOAT for wgrad partials)
     int splits;      // slices summed (wgrad)
     int64_t slice;   // elements per slice
+    int64_t tap_c;   // im2col filter rows [k][(r, s, c)]: C; 0 for [k][r][s][cp]
     // Fused bias + activation (forward only).
     bool epi;
     const void* z;
@@ -404,7 +494,7 @@ __global__ void unpack_kernel(const void* __restrict__ src, int64_t cp, void* ds
         const int64_t c = q % c_real;
         const int64_t a = q / c_real;
         const int64_t sy = flip ? h - 1 - y : y, sx = flip ? w - 1 - x : x;
-        const int64_t at = ((a * h + sy) * w + sx) * cp + c;
+        const int64_t at = u.tap_c ? a * cp + (sy * w + sx) * u.tap_c + c : ((a * h + sy) * w + sx) * cp + c;
         double acc = 0.0;
         for (int s = 0; s < u.splits; ++s) acc += core::load_elem(src, s * u.slice + at, u.src_dtype);
         const int64_t off = a * st.s[0] + c * st.s[1] + y * st.s[3] + x * st.s[4];
@@ -543,9 +633,29 @@ public:
                                                              total);
                 return core::cuda_check_launch("pack_kernel");
             };
-            if (p.kind != ConvKind::bwd_data) ODNN_RETURN_IF_ERROR(pack(p.x_data, p.x, p.n, p.n, p.c, l.cp, H, W, false, l.x_off));
-            if (p.kind != ConvKind::bwd_filter)
-                ODNN_RETURN_IF_ERROR(pack(p.w_data, p.w, p.k, l.kp, p.c, l.cp, R, S, p.flip, l.w_off));
+            if (l.im2col) {
+                const Im2colGeo g{p.c, H, W, P, Q, R, S,
+                                  {static_cast<int>(p.pad[1]), static_cast<int>(p.pad[2])},
+                                  {static_cast<int>(p.stride[1]), static_cast<int>(p.stride[2])},
+                                  {static_cast<int>(p.dil[1]), static_cast<int>(p.dil[2])}};
+                const int64_t xt = p.n * P * Q * l.col_c;
+                im2col_pack_kernel<<<grid_for(xt), 256, 0, st>>>(static_cast<const uint16_t*>(p.x_data), strided(p.x),
+                                                                 g, l.col_c,
+                                                                 reinterpret_cast<uint16_t*>(ws + l.x_off), xt);
+                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("im2col_pack_kernel"));
+                if (p.kind == ConvKind::fwd) {
+                    const int64_t wt = l.kp * l.col_c;
+                    pack_filter_cols_kernel<<<grid_for(wt), 256, 0, st>>>(
+                        static_cast<const uint16_t*>(p.w_data), strided(p.w), p.k, p.c, R, S, p.flip, l.col_c,
+                        reinterpret_cast<uint16_t*>(ws + l.w_off), wt);
+                    ODNN_RETURN_IF_ERROR(core::cuda_check_launch("pack_filter_cols_kernel"));
+                }
+            } else {
+                if (p.kind != ConvKind::bwd_data)
+                    ODNN_RETURN_IF_ERROR(pack(p.x_data, p.x, p.n, p.n, p.c, l.cp, H, W, false, l.x_off));
+                if (p.kind != ConvKind::bwd_filter)
+                    ODNN_RETURN_IF_ERROR(pack(p.w_data, p.w, p.k, l.kp, p.c, l.cp, R, S, p.flip, l.w_off));
+            }
             if (p.kind != ConvKind::fwd) ODNN_RETURN_IF_ERROR(pack(p.y_data, p.y, p.n, p.n, p.k, l.kp, P, Q, false, l.y_off));
             x = ws + l.x_off;
             w = ws + l.w_off;
@@ -575,7 +685,7 @@ public:
             return unpack(p, l, ws + (p.kind == ConvKind::fwd ? l.y_off : l.x_off), p.x.dtype, 1, 0, st);
         }
         // Filter gradient: batch slices on their own streams, fp32 partials, then one sum.
-        const size_t slice_elems = static_cast<size_t>(l.kp * R * S * l.cp);
+        const size_t slice_elems = static_cast<size_t>(filter_elems(p, l));
         {
             std::lock_guard<std::mutex> lock(slice_streams().mutex());
             cudaStream_t streams[SliceStreams::kMax];
@@ -585,7 +695,7 @@ public:
                 const int64_t n0 = s * l.per;
                 t.n = static_cast<int>(std::min<int64_t>(l.per, p.n - n0));
                 t.a = static_cast<const char*>(y) + static_cast<size_t>(n0 * P * Q * l.kp) * 2;
-                t.b = static_cast<const char*>(x) + static_cast<size_t>(n0 * H * W * l.cp) * 2;
+                t.b = static_cast<const char*>(x) + static_cast<size_t>(n0 * x_image(p, l)) * 2;
                 t.out = ws + l.part_off + s * slice_elems * 4;
                 t.workspace = l.core_bytes ? ws + l.core_off + s * align256(l.core_bytes) : nullptr;
                 t.stream = n > 1 ? streams[s] : st;
@@ -623,10 +733,19 @@ private:
                 size_t unused = 0;
                 ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
             }
-            const int64_t total = p.n * f.hn * f.wn * c_real;
-            phase_scatter_kernel<<<grid_for(total), 256, 0, st>>>(
-                f.empty() ? nullptr : tmp, l.cp, dx, p.x.dtype, H * W * l.cp, p.stride[1] * W * l.cp,
-                p.stride[2] * l.cp, (f.a * W + f.b) * l.cp, f.hn, f.wn, c_real, alpha, beta, total);
+            const int64_t total = p.n * f.hn * f.wn * (c_real / 8);
+            auto scatter = [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                phase_scatter_kernel<T><<<grid_for(total), 256, 0, st>>>(
+                    f.empty() ? nullptr : reinterpret_cast<const T*>(tmp), l.cp, reinterpret_cast<T*>(dx),
+                    H * W * l.cp, p.stride[1] * W * l.cp, p.stride[2] * l.cp, (f.a * W + f.b) * l.cp, f.hn, f.wn,
+                    c_real, static_cast<float>(alpha), static_cast<float>(beta), total);
+            };
+            if (p.x.dtype == CUDNN_DATA_HALF) {
+                scatter(Tag<__half>{});
+            } else {
+                scatter(Tag<__nv_bfloat16>{});
+            }
             ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_scatter_kernel"));
         }
         return Status::ok();
@@ -666,8 +785,9 @@ private:
                 dst = p.x_data; dt = &p.x; a = p.n; c = p.c; cp = l.cp; hh = p.in[1]; ww = p.in[2];
                 break;
             default:
-                dst = p.w_data; dt = &p.w; a = p.k; c = p.c; cp = l.cp; hh = p.filt[1]; ww = p.filt[2];
-                flip = p.flip;
+                dst = p.w_data; dt = &p.w; a = p.k; c = p.c; cp = l.im2col ? l.col_c : l.cp; hh = p.filt[1];
+                ww = p.filt[2]; flip = p.flip;
+                if (l.im2col) u.tap_c = p.c;
                 break;
         }
         const int64_t total = a * c * hh * ww;
