@@ -5,8 +5,9 @@
 // Taken: 2-D (and 1-D) cross-correlations without groups, HALF or BFLOAT16 data with
 // fp32 (or, for HALF, fp16) compute, channels-last dense tensors (NHWC images, filters
 // in the NHWC format), C and K multiples of 8, any padding / stride / dilation CUTLASS's
-// TMA im2col accepts (backward data: stride 1), a math type that allows tensor cores,
-// no fused epilogue; on a compute capability 9.0 device. Algorithms: forward
+// TMA im2col accepts (backward data with stride > 1: in phases, see Plan; not with
+// dilation), a math type that allows tensor cores, no fused epilogue; on a compute
+// capability 9.0 device. Algorithms: forward
 // IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM, backward data ALGO_0 and ALGO_1, backward
 // filter ALGO_0, ALGO_1 and ALGO_3. Data pointers that are not 16-byte aligned (only
 // known at run time) make the call run the generic kernel, which needs no workspace.
@@ -19,15 +20,15 @@
 // workspace output and writes that back through alpha / beta (or the epilogue).
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
 #include "core/conv_problem.hpp"
-#include "core/elem_access.hpp"
 #include "core/cuda_runtime.hpp"
 #include "core/dtype.hpp"
+#include "core/elem_access.hpp"
 #include "core/impl_registry.hpp"
 #include "cuda/conv_sm90.hpp"
 #include "cuda/launch.cuh"
