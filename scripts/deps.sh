@@ -6,6 +6,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
 command -v python3 >/dev/null || need+=(python3)
+# pip fetches the pinned CUTLASS headers (scripts/fetch-cutlass.sh) for the CUDA build.
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 [ -f /usr/include/gmock/gmock.h ] || need+=(libgmock-dev)
