@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build -j "$(nproc)" cudnn odnn fashion_mnist
+ninja -C build -j "$(nproc)" cudnn odnn_tool fashion_mnist
 # What was built and which backend a handle gets.
 build/bin/odnn info
 echo
