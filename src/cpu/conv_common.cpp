@@ -3,6 +3,9 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <mutex>
+
 namespace odnn::cpu {
 
 const float* half_table() {
@@ -14,13 +17,40 @@ const float* half_table() {
     return table;
 }
 
-bool loops_threaded_around_blas() {
-    if (omp_get_max_threads() < 2) return false;
+namespace {
+
+// OpenMP's thread count when the library loads.
+const int g_slots = std::max(1, omp_get_max_threads());
+
+std::mutex g_blas_mutex;
+int g_blas_users = 0;
+int g_blas_saved = 1;
+
+}  // namespace
+
+int conv_slots() { return g_slots; }
+
+int conv_threads() { return std::max(1, std::min(g_slots, omp_in_parallel() ? 1 : omp_get_max_threads())); }
+
+BlasSerial::BlasSerial() {
 #if defined(OPENBLAS_VERSION)
-    // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP (shares our threads).
-    if (openblas_get_parallel() == 1 && openblas_get_num_threads() > 1) return false;
+    // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+    if (openblas_get_parallel() != 1) return;
+    std::lock_guard<std::mutex> lock(g_blas_mutex);
+    if (g_blas_users++ == 0) {
+        g_blas_saved = openblas_get_num_threads();
+        if (g_blas_saved > 1) openblas_set_num_threads(1);
+    }
+    active_ = true;
 #endif
-    return true;
+}
+
+BlasSerial::~BlasSerial() {
+#if defined(OPENBLAS_VERSION)
+    if (!active_) return;
+    std::lock_guard<std::mutex> lock(g_blas_mutex);
+    if (--g_blas_users == 0 && g_blas_saved > 1) openblas_set_num_threads(g_blas_saved);
+#endif
 }
 
 }  // namespace odnn::cpu

@@ -20,8 +20,13 @@
 // or the reference. Every path is deterministic and accumulates in fp32 (fp64 for DOUBLE).
 #pragma once
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "core/conv_problem.hpp"
 #include "core/elem_access.hpp"
@@ -57,12 +62,47 @@ void with_storage(cudnnDataType_t t, F&& f) {
     }
 }
 
-// Whether the data movement around BLAS calls (im2col, col2im, conversions) splits over
-// OpenMP threads. Not with a pthreads OpenBLAS that threads its GEMMs: its workers spin
-// for a while after each call, and OpenMP workers started then would fight them for the
-// same cores (measured: several times slower on two cores). The GEMMs still use every
-// core; the copies then run on the calling thread.
-bool loops_threaded_around_blas();
+// Threads. A convolution call splits into independent tasks run by OpenMP threads, each
+// with its own slice ("slot") of the workspace for its im2col / col2im, calling BLAS
+// single-threaded: copies and GEMMs then scale together, and no BLAS worker threads spin
+// beside ours. The slot count is fixed when the library loads (OpenMP's thread count
+// then), so a workspace query and the call it precedes always agree, and work split by
+// slots (partial sums) is split the same way on every run: results are deterministic.
+int conv_slots();
+// Threads to use now: the slot count, or fewer if OpenMP allows fewer (nested calls: 1).
+int conv_threads();
+
+// While alive: a pthreads OpenBLAS runs single-threaded (its thread count is process-wide;
+// the first of concurrent users saves it, the last restores it). OpenMP and sequential
+// builds need nothing: an OpenMP OpenBLAS is single-threaded inside our parallel regions.
+class BlasSerial {
+public:
+    BlasSerial();
+    ~BlasSerial();
+    BlasSerial(const BlasSerial&) = delete;
+    BlasSerial& operator=(const BlasSerial&) = delete;
+
+private:
+    bool active_ = false;
+};
+
+// Runs f(task, slot) for task in [0, count) on up to conv_threads() threads, tasks handed
+// out one at a time; slot < conv_slots() identifies the thread's workspace slice. f must
+// not throw.
+template <class F>
+void parallel_tasks(int64_t count, F&& f) {
+    const int nt = static_cast<int>(std::min<int64_t>(conv_threads(), count));
+    if (nt <= 1) {
+        for (int64_t t = 0; t < count; ++t) f(t, 0);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const int slot = omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < count; ++t) f(t, slot);
+    }
+}
 
 // Ids handled by the zero-workspace direct implementation regardless of shape.
 inline bool algo_is_direct(const core::ConvProblem& p) { return p.algo == 0; }
@@ -112,6 +152,18 @@ inline void put(Bf16Bits* o, double v) { o->bits = core::float_to_bf16(static_ca
 // outputs `stride` elements apart.
 template <class S, class T>
 inline void store_run(S* o, int64_t stride, const T* acc, int64_t count, T alpha, T beta) {
+    if constexpr (std::is_same_v<S, T>) {
+        if (stride == 1) {  // contiguous, same type: plain loops that vectorize
+            if (beta != T(0)) {
+                for (int64_t i = 0; i < count; ++i) o[i] = alpha * acc[i] + beta * o[i];
+            } else if (alpha == T(1)) {
+                std::memcpy(o, acc, static_cast<size_t>(count) * sizeof(T));
+            } else {
+                for (int64_t i = 0; i < count; ++i) o[i] = alpha * acc[i];
+            }
+            return;
+        }
+    }
     if (beta != T(0)) {
         for (int64_t i = 0; i < count; ++i)
             put(o + i * stride, static_cast<double>(alpha * acc[i] + beta * static_cast<T>(to_float(o[i * stride]))));
