@@ -199,6 +199,10 @@ def run_child(tag, preload, out_dir, only):
 
 
 def tolerance(name):
+    # Whole networks: reduction orders differ between libraries, and 18 layers (or 200
+    # training steps) amplify those roundings; per-op cases get the data type's tolerance.
+    if name.startswith(("resnet18", "small_cnn")):
+        return 2e-2 if "fp32" in name else 1e-1
     for key, tol in TOL.items():
         if "_%s" % key in name:
             return tol
