@@ -4,7 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
+
+#include <sched.h>
 
 namespace odnn::cpu {
 
@@ -29,6 +32,25 @@ int g_blas_saved = 1;
 }  // namespace
 
 int conv_slots() { return g_slots; }
+
+void TaskTail::arrive() {
+    busy_.fetch_sub(1);
+    // The others are near the end of their last task as often as not: a short spin
+    // catches that at once. Past it, yield the core at every check: a co-located busy
+    // thread (or any other) gets it, and this one stays runnable, answering as soon as
+    // the scheduler comes back to it (a sleeping thread can lose its core for a full
+    // scheduler tick on a loaded machine).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    for (int i = 0; busy_.load() != 0; ++i) {
+        if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) {
+            while (busy_.load() != 0) sched_yield();
+            return;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
 
 int conv_threads() { return std::max(1, std::min(g_slots, omp_in_parallel() ? 1 : omp_get_max_threads())); }
 

@@ -23,6 +23,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -86,9 +87,22 @@ private:
     bool active_ = false;
 };
 
+// The end of a parallel_tasks region: each thread, once it finds no task left, waits
+// (spinning briefly, then yielding its core at every check) until all have.
+class TaskTail {
+public:
+    explicit TaskTail(int threads) : busy_(threads) {}
+    void arrive();
+
+private:
+    std::atomic<int> busy_;
+};
+
 // Runs f(task, slot) for task in [0, count) on up to conv_threads() threads, tasks handed
 // out one at a time; slot < conv_slots() identifies the thread's workspace slice. f must
-// not throw.
+// not throw. A thread that finds no task left waits in TaskTail, yielding its core,
+// instead of spinning in the region's closing barrier: on a machine shared with other
+// work, a spinning thread takes the time slices the busy ones need.
 template <class F>
 void parallel_tasks(int64_t count, F&& f) {
     const int nt = static_cast<int>(std::min<int64_t>(conv_threads(), count));
@@ -96,11 +110,15 @@ void parallel_tasks(int64_t count, F&& f) {
         for (int64_t t = 0; t < count; ++t) f(t, 0);
         return;
     }
+    std::atomic<int64_t> next{0};
+    TaskTail tail(nt);
 #pragma omp parallel num_threads(nt)
     {
         const int slot = omp_get_thread_num();
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < count; ++t) f(t, slot);
+        for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < count;
+             t = next.fetch_add(1, std::memory_order_relaxed))
+            f(t, slot);
+        tail.arrive();
     }
 }
 

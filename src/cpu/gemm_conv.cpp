@@ -22,9 +22,9 @@
 //              channels; the GEMM gives the block's columns, col2im gathers them into dx.
 //              Pixel-major: image x band of input rows x group; the GEMM covers the output
 //              rows the band reads (a halo of filter rows), col2im gathers the band.
-//   bwd filter per-slot partial sums over fixed ranges of pixel tiles, added in slot
-//              order (when the filter is small against the pixels), else blocks of the
-//              filter (output channels x columns) each summed over every pixel tile.
+//   bwd filter partial sums over fixed ranges of pixel tiles, added in a fixed order
+//              (when the filter is small against the pixels), else blocks of the filter
+//              (output channels x columns) each summed over every pixel tile.
 // Every output element is written by one task, in an order fixed by the problem and the
 // slot count: results are deterministic. Every workspace buffer is sized by plan(), a
 // pure function of the problem and the slot count: workspace_size() is exactly what
@@ -52,10 +52,11 @@ namespace {
 
 constexpr int64_t kColBytes = int64_t{1} << 20;       // per-slot column tile
 constexpr int64_t kSharedBytes = int64_t{16} << 20;   // gathered dy of one round (bwd data)
-constexpr int64_t kPartialBytes = int64_t{64} << 20;  // bwd filter partial sums, all slots
+constexpr int64_t kPartialBytes = int64_t{64} << 20;  // bwd filter partial sums, all of them
 constexpr int64_t kWide = 256;    // GEMMs narrower than this lose efficiency
 constexpr int64_t kNarrow = 64;   // narrowest tile when splitting work for threads
 constexpr int64_t kMinRows = 32;  // smallest block of output channels per task
+constexpr int64_t kSpread = 4;    // tasks per thread wanted where they stay efficient (balance)
 
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -105,17 +106,18 @@ struct Plan {
     int64_t imgs = 1;         // also: channel-major dgrad, images per GEMM
     int64_t kb = 0;           // output channels per task (fwd, wgrad blocks)
     int64_t rb = 0;           // wgrad blocks: filter columns per task
-    bool partials = false;    // wgrad: per-slot partial sums
+    bool partials = false;    // wgrad: partial sums over fixed ranges of tiles
+    int64_t parts = 0;        // their number, fixed by the problem and the slot count
     int64_t cc = 0;           // dgrad: input channels per task
     int64_t band = 0;         // pixel-major dgrad: input rows per task (all rows: whole images)
     int64_t round = 0;        // channel-major dgrad with gathered dy: image groups per round
-    int64_t w_elems = 0, shared_elems = 0, slot_elems = 0, partial_elems = 0;
+    int64_t w_elems = 0, shared_elems = 0, slot_elems = 0, partial_elems = 0;  // partial: each of `parts`
     int64_t col_elems = 0, io_elems = 0;  // parts of a slot (the rest: col2im accumulators)
 
     size_t bytes() const {
         const int64_t sz = dbl ? 8 : 4;
         return static_cast<size_t>(round_up(w_elems * sz, 64) + round_up(shared_elems * sz, 64) +
-                                   slots * (round_up(slot_elems * sz, 64) + round_up(partial_elems * sz, 64)));
+                                   parts * round_up(partial_elems * sz, 64) + slots * round_up(slot_elems * sz, 64));
     }
 };
 
@@ -130,18 +132,21 @@ void plan_tiles(const ConvProblem& p, Plan* pl, int64_t col_per_px, bool in_plac
     const int64_t op = p.out_pixels(), np = p.n * op;
     const int64_t col_cap = std::max<int64_t>(1, kColBytes / (pl->dbl ? 8 : 4));
     const int64_t width = col_per_px > 0 ? std::max(kWide, col_cap / col_per_px) : std::max(kWide, op);
+    // At least `want` tiles (down to kNarrow pixels), kSpread times more while they stay kWide.
     if (pl->pm) {
-        pl->tile = block_for(np, width, want, kNarrow);
+        pl->tile = block_for(np, block_for(np, width, want, kNarrow), kSpread * want, kWide);
         return;
     }
     // Small images not usable in place are batched (whole images per tile).
     if (op < kWide / 2 && !in_place_cm) {
-        pl->imgs = block_for(p.n, std::max<int64_t>(1, width / op), want, 1);
+        const int64_t imgs = block_for(p.n, std::max<int64_t>(1, width / op), want, 1);
+        pl->imgs = block_for(p.n, imgs, kSpread * want, ceil_div(kWide, op));
         pl->cross = pl->imgs > 1;  // one image per tile: operands in place where they allow
         pl->tile = pl->imgs * op;
         return;
     }
-    pl->tile = block_for(op, width, ceil_div(want, p.n), kNarrow);
+    const int64_t tile = block_for(op, width, ceil_div(want, p.n), kNarrow);
+    pl->tile = block_for(op, tile, ceil_div(kSpread * want, p.n), kWide);
 }
 
 int64_t tile_count(const ConvProblem& p, const Plan& pl) {
@@ -211,12 +216,17 @@ Plan plan(const ConvProblem& p) {
             } else {
                 in_place = pl.unit && x_t && cm_dense(p.x, op);
             }
-            // Partial sums when each slot sums over enough pixels that writing and adding its
+            // Partial sums when each sums over enough pixels that writing and adding its
             // partial filter costs little against its GEMMs; else blocks of the filter.
-            pl.partials = pl.slots == 1 || (pl.slots * p.k * kr * sz <= kPartialBytes && np >= 256 * pl.slots);
+            // kSpread partials per thread where memory allows: threads take them as they
+            // come free, so a slow thread delays the call by one small share.
+            pl.parts = pl.slots == 1 ? 1 : 0;
+            for (int64_t parts : {kSpread * pl.slots, int64_t{pl.slots}})
+                if (!pl.parts && parts * p.k * kr * sz <= kPartialBytes && np >= 256 * parts) pl.parts = parts;
+            pl.partials = pl.parts > 0;
             if (pl.partials) {
-                // A few tiles per slot: the slots' fixed shares then even out.
-                plan_tiles(p, &pl, in_place ? 0 : kr, in_place, 4 * want);
+                // A few tiles per partial: the fixed shares then even out.
+                plan_tiles(p, &pl, in_place ? 0 : kr, in_place, 2 * pl.parts);
                 pl.kb = kg;
                 pl.rb = kr;
             } else {
@@ -234,6 +244,7 @@ Plan plan(const ConvProblem& p) {
             pl.io_elems = pl.dy_operand ? 0 : pl.tile * (pl.partials ? p.k : pl.kb);
             pl.slot_elems = pl.col_elems + pl.io_elems;
             pl.partial_elems = pl.partials ? p.k * kr : 0;
+            pl.parts = pl.partials ? pl.parts : 0;
             // Blocks sum into dw in place when it is the accumulator, else into this buffer.
             pl.w_elems = pl.partials || pl.w_native ? 0 : p.k * kr;
             break;
@@ -289,7 +300,9 @@ Plan plan(const ConvProblem& p) {
                 pl.dy_operand = pl.imgs == 1 && y_t && cm_dense(p.y, op);
                 if (pl.unit) pl.out_direct = pl.imgs == 1 && x_t && cm_dense(p.x, ip);
                 pl.cc = pl.unit ? cg : std::min(cg, std::max<int64_t>(1, col_cap / (taps * len)));
-                pl.cc = block_for(cg, pl.cc, ceil_div(want, ceil_div(p.n, pl.imgs) * p.groups), pl.unit ? kMinRows : 1);
+                const int64_t groups_n = ceil_div(p.n, pl.imgs) * p.groups;
+                pl.cc = block_for(cg, pl.cc, ceil_div(want, groups_n), pl.unit ? kMinRows : 1);
+                pl.cc = block_for(cg, pl.cc, ceil_div(kSpread * want, groups_n), ceil_div(kWide / 4, taps));
                 pl.col_elems = pl.unit && pl.out_direct ? 0 : pl.cc * taps * len;
                 pl.slot_elems = pl.col_elems + p.in[2];
                 if (!pl.dy_operand) {
@@ -626,14 +639,15 @@ template <class T>
 struct Work {
     T* w = nullptr;       // packed filter / filter accumulator
     T* shared = nullptr;  // gathered dy (channel-major dgrad)
+    unsigned char* partials = nullptr;
     unsigned char* slots = nullptr;
     int64_t slot_bytes = 0, partial_bytes = 0;
     int64_t col_elems = 0, io_elems = 0;
 
-    T* col(int s) const { return reinterpret_cast<T*>(slots + s * (slot_bytes + partial_bytes)); }
+    T* col(int s) const { return reinterpret_cast<T*>(slots + s * slot_bytes); }
     T* io(int s) const { return col(s) + col_elems; }
     T* scratch(int s) const { return col(s) + col_elems + io_elems; }
-    T* partial(int s) const { return reinterpret_cast<T*>(slots + s * (slot_bytes + partial_bytes) + slot_bytes); }
+    T* partial(int64_t i) const { return reinterpret_cast<T*>(partials + i * partial_bytes); }
 };
 
 template <class T>
@@ -645,9 +659,11 @@ Work<T> carve(const Plan& pl, void* ws) {
     at += round_up(pl.w_elems * sz, 64);
     b.shared = pl.shared_elems ? reinterpret_cast<T*>(at) : nullptr;
     at += round_up(pl.shared_elems * sz, 64);
+    b.partials = at;
+    b.partial_bytes = round_up(pl.partial_elems * sz, 64);
+    at += pl.parts * b.partial_bytes;
     b.slots = at;
     b.slot_bytes = round_up(pl.slot_elems * sz, 64);
-    b.partial_bytes = round_up(pl.partial_elems * sz, 64);
     b.col_elems = pl.col_elems;
     b.io_elems = pl.io_elems;
     return b;
@@ -974,11 +990,11 @@ void run_bwd_filter(const ConvProblem& p, const Plan& pl, const Work<T>& b) {
     const int64_t kg = p.kg(), kr = p.cg() * p.filt_pixels();
     const int64_t tiles = tile_count(p, pl);
     if (pl.partials) {
-        // Slot s sums tiles [ceil(s T / S), ceil((s + 1) T / S)): slot 0 is never empty.
-        const int64_t slots = pl.slots;
-        auto first_tile = [&](int64_t s) { return ceil_div(s * tiles, slots); };
-        parallel_tasks(slots, [&](int64_t s, int slot) {
-            T* part = b.partial(static_cast<int>(s));
+        // Partial s sums tiles [ceil(s T / P), ceil((s + 1) T / P)): partial 0 is never empty.
+        const int64_t parts = pl.parts;
+        auto first_tile = [&](int64_t s) { return ceil_div(s * tiles, parts); };
+        parallel_tasks(parts, [&](int64_t s, int slot) {
+            T* part = b.partial(s);
             const int64_t t0 = first_tile(s), t1 = first_tile(s + 1);
             for (int64_t t = t0; t < t1; ++t) {
                 const Tile tl = tile_at(p, pl, t);
@@ -987,14 +1003,14 @@ void run_bwd_filter(const ConvProblem& p, const Plan& pl, const Work<T>& b) {
                                b.col(slot), b.io(slot), g > 0);
             }
         });
-        // Sum the slots in slot order into slot 0's buffer, then blend into dw.
+        // Sum the partials in order into partial 0, then blend into dw.
         const int64_t total = p.k * kr, chunk = 4096;
         T* sum = b.partial(0);
         parallel_tasks(ceil_div(total, chunk), [&](int64_t c, int) {
             const int64_t i0 = c * chunk, i1 = std::min(total, i0 + chunk);
-            for (int64_t s = 1; s < slots; ++s) {
-                if (first_tile(s) == first_tile(s + 1)) continue;  // empty slot
-                const T* part = b.partial(static_cast<int>(s));
+            for (int64_t s = 1; s < parts; ++s) {
+                if (first_tile(s) == first_tile(s + 1)) continue;  // empty partial
+                const T* part = b.partial(s);
                 for (int64_t i = i0; i < i1; ++i) sum[i] += part[i];
             }
             if (pl.w_native)
