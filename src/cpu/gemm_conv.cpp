@@ -58,6 +58,9 @@ constexpr int64_t kNarrow = 64;   // narrowest tile when splitting work for thre
 constexpr int64_t kMinRows = 32;  // smallest block of output channels per task
 constexpr int64_t kSpread = 4;    // tasks per thread wanted where they stay efficient (balance)
 
+// Tasks per thread to aim for: one thread needs no balancing.
+int64_t spread(int slots) { return slots > 1 ? kSpread : 1; }
+
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
@@ -134,19 +137,19 @@ void plan_tiles(const ConvProblem& p, Plan* pl, int64_t col_per_px, bool in_plac
     const int64_t width = col_per_px > 0 ? std::max(kWide, col_cap / col_per_px) : std::max(kWide, op);
     // At least `want` tiles (down to kNarrow pixels), kSpread times more while they stay kWide.
     if (pl->pm) {
-        pl->tile = block_for(np, block_for(np, width, want, kNarrow), kSpread * want, kWide);
+        pl->tile = block_for(np, block_for(np, width, want, kNarrow), spread(pl->slots) * want, kWide);
         return;
     }
     // Small images not usable in place are batched (whole images per tile).
     if (op < kWide / 2 && !in_place_cm) {
         const int64_t imgs = block_for(p.n, std::max<int64_t>(1, width / op), want, 1);
-        pl->imgs = block_for(p.n, imgs, kSpread * want, ceil_div(kWide, op));
+        pl->imgs = block_for(p.n, imgs, spread(pl->slots) * want, ceil_div(kWide, op));
         pl->cross = pl->imgs > 1;  // one image per tile: operands in place where they allow
         pl->tile = pl->imgs * op;
         return;
     }
     const int64_t tile = block_for(op, width, ceil_div(want, p.n), kNarrow);
-    pl->tile = block_for(op, tile, ceil_div(kSpread * want, p.n), kWide);
+    pl->tile = block_for(op, tile, ceil_div(spread(pl->slots) * want, p.n), kWide);
 }
 
 int64_t tile_count(const ConvProblem& p, const Plan& pl) {
@@ -302,7 +305,7 @@ Plan plan(const ConvProblem& p) {
                 pl.cc = pl.unit ? cg : std::min(cg, std::max<int64_t>(1, col_cap / (taps * len)));
                 const int64_t groups_n = ceil_div(p.n, pl.imgs) * p.groups;
                 pl.cc = block_for(cg, pl.cc, ceil_div(want, groups_n), pl.unit ? kMinRows : 1);
-                pl.cc = block_for(cg, pl.cc, ceil_div(kSpread * want, groups_n), ceil_div(kWide / 4, taps));
+                pl.cc = block_for(cg, pl.cc, ceil_div(spread(pl.slots) * want, groups_n), ceil_div(kWide / 4, taps));
                 pl.col_elems = pl.unit && pl.out_direct ? 0 : pl.cc * taps * len;
                 pl.slot_elems = pl.col_elems + p.in[2];
                 if (!pl.dy_operand) {
