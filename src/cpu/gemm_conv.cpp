@@ -202,7 +202,12 @@ Plan plan(const ConvProblem& p) {
                 pl.x_operand = in_place && !pl.cross;
                 pl.out_direct = !pl.cross && y_t && cm_dense(p.y, op);
             }
-            pl.kb = block_for(kg, kg, ceil_div(want, tile_count(p, pl) * p.groups), kMinRows);
+            // Blocks of output channels where the tiles are too few for the threads (their
+            // im2col is repeated per block: only while the blocks stay tall), and, for
+            // balance, kSpread tasks per thread.
+            const int64_t tasks = tile_count(p, pl) * p.groups;
+            pl.kb = block_for(kg, kg, ceil_div(want, tasks), kMinRows);
+            pl.kb = block_for(kg, pl.kb, ceil_div(spread(pl.slots) * want, tasks), 128);
             pl.col_elems = pl.x_operand ? 0 : pl.tile * kr;
             pl.io_elems = pl.out_direct ? 0 : pl.tile * pl.kb;
             pl.slot_elems = pl.col_elems + pl.io_elems;
@@ -233,10 +238,27 @@ Plan plan(const ConvProblem& p) {
                 pl.kb = kg;
                 pl.rb = kr;
             } else {
-                // Blocks of the filter: columns first (no repeated im2col), then channels.
-                const int64_t parts_r = std::min(ceil_div(want, p.groups), std::max<int64_t>(1, kr / 16));
-                pl.rb = ceil_div(kr, parts_r);
-                pl.kb = block_for(kg, kg, ceil_div(want, p.groups * ceil_div(kr, pl.rb)), kMinRows);
+                // Blocks of the filter, enough for the threads, as square as they can be (a
+                // GEMM's work per operand value packed grows with its smaller side); splitting
+                // output channels repeats the im2col of a block's columns, a small penalty.
+                const int64_t want_b = ceil_div(want, p.groups);
+                int64_t best_kp = 1, best_rp = 1;
+                double best = -1;
+                bool best_enough = false;
+                for (int64_t kp = 1; kp <= std::max<int64_t>(1, kg / 16); kp *= 2) {
+                    const int64_t rp = std::min(ceil_div(want_b, kp), std::max<int64_t>(1, kr / 16));
+                    const double m = static_cast<double>(ceil_div(kg, kp)), n = static_cast<double>(ceil_div(kr, rp));
+                    const double score = 2 * m * n / (m + n) / (in_place ? 1.0 : 1.0 + 0.05 * static_cast<double>(kp - 1));
+                    const bool enough = kp * rp >= want_b;
+                    if ((enough && !best_enough) || (enough == best_enough && score > best)) {
+                        best = score;
+                        best_kp = kp;
+                        best_rp = rp;
+                        best_enough = enough;
+                    }
+                }
+                pl.kb = ceil_div(kg, best_kp);
+                pl.rb = ceil_div(kr, best_rp);
                 plan_tiles(p, &pl, in_place ? 0 : pl.rb, in_place, 1);
             }
             if (!pl.pm) {
@@ -306,7 +328,11 @@ Plan plan(const ConvProblem& p) {
                 const int64_t groups_n = ceil_div(p.n, pl.imgs) * p.groups;
                 pl.cc = block_for(cg, pl.cc, ceil_div(want, groups_n), pl.unit ? kMinRows : 1);
                 pl.cc = block_for(cg, pl.cc, ceil_div(spread(pl.slots) * want, groups_n), ceil_div(kWide / 4, taps));
-                pl.col_elems = pl.unit && pl.out_direct ? 0 : pl.cc * taps * len;
+                // 1x1 needs no col2im: pixels split too, for the threads and for balance.
+                pl.tile = len;
+                if (pl.unit)
+                    pl.tile = block_for(len, len, ceil_div(spread(pl.slots) * want, groups_n * ceil_div(cg, pl.cc)), kWide);
+                pl.col_elems = pl.unit && pl.out_direct ? 0 : pl.cc * taps * pl.tile;
                 pl.slot_elems = pl.col_elems + p.in[2];
                 if (!pl.dy_operand) {
                     const int64_t per_group = p.k * len;
@@ -866,6 +892,7 @@ void run_bwd_data_cm(const ConvProblem& p, const Plan& pl, const Work<T>& b, con
     const int64_t cg = p.cg(), kg = p.kg(), taps = p.filt_pixels(), kr = cg * taps;
     const int64_t op = p.out_pixels(), ip = p.in_pixels();
     const int64_t groups_n = ceil_div(p.n, pl.imgs), cblocks = ceil_div(cg, pl.cc);
+    const int64_t pblocks = pl.unit ? ceil_div(pl.imgs * op, pl.tile) : 1;  // pixel blocks (1x1 only)
     const int64_t round = pl.dy_operand ? groups_n : pl.round;
     const int64_t full = pl.imgs * op;
     for (int64_t r0 = 0; r0 < groups_n; r0 += round) {
@@ -882,8 +909,9 @@ void run_bwd_data_cm(const ConvProblem& p, const Plan& pl, const Work<T>& b, con
                 });
             });
         }
-        parallel_tasks(rn * p.groups * cblocks, [&](int64_t task, int slot) {
-            const int64_t cb = task % cblocks, g = task / cblocks % p.groups, gi = r0 + task / (cblocks * p.groups);
+        parallel_tasks(rn * p.groups * cblocks * pblocks, [&](int64_t task, int slot) {
+            const int64_t pb = task % pblocks, cb = task / pblocks % cblocks, g = task / (pblocks * cblocks) % p.groups;
+            const int64_t gi = r0 + task / (pblocks * cblocks * p.groups);
             const int64_t n0 = gi * pl.imgs, imgs = std::min(pl.imgs, p.n - n0), len = imgs * op;
             const int64_t c0 = cb * pl.cc, cn = std::min(pl.cc, cg - c0);
             const T* dyg;
@@ -896,17 +924,23 @@ void run_bwd_data_cm(const ConvProblem& p, const Plan& pl, const Work<T>& b, con
                 lddy = len;
             }
             const T* wc = w + g * kg * kr + c0 * taps;
-            if (pl.unit && pl.out_direct) {
-                T* dx = static_cast<T*>(p.x_data) + n0 * p.x.strides[0] + (g * cg + c0) * p.x.strides[1];
-                gemm(true, false, cn, ip, kg, static_cast<T>(p.alpha), wc, kr, dyg, lddy, static_cast<T>(p.beta), dx,
-                     p.x.strides[1]);
+            if (pl.unit) {
+                // Pixels [p0, p0 + pn) of the group (input pixel = output pixel).
+                const int64_t p0 = pb * pl.tile, pn = std::min(pl.tile, len - p0);
+                if (pn <= 0) return;
+                if (pl.out_direct) {
+                    T* dx = static_cast<T*>(p.x_data) + n0 * p.x.strides[0] + (g * cg + c0) * p.x.strides[1] + p0;
+                    gemm(true, false, cn, pn, kg, static_cast<T>(p.alpha), wc, kr, dyg + p0, lddy,
+                         static_cast<T>(p.beta), dx, p.x.strides[1]);
+                } else {
+                    gemm(true, false, cn, pn, kg, T(1), wc, kr, dyg + p0, lddy, T(0), b.col(slot), pn);
+                    write_cm(p, p.x_data, p.x, g * cg + c0, cn, n0 * ip + p0, pn, b.col(slot), pn);
+                }
                 return;
             }
             T* col = b.col(slot);
             gemm(true, false, cn * taps, len, kg, T(1), wc, kr, dyg, lddy, T(0), col, len);
-            if (pl.unit) {
-                write_cm(p, p.x_data, p.x, g * cg + c0, cn, n0 * ip, len, col, len);
-            } else {
+            {
                 with_storage(p.x.dtype, [&](auto tag) {
                     col2im_cm<decltype(tag), T>(p, col, len, n0, imgs, g * cg + c0, cn, b.scratch(slot));
                 });
