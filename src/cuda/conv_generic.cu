@@ -133,6 +133,14 @@ __device__ __forceinline__ T narrow(double v) {
     }
 }
 
+// out = alpha * acc + beta * out, out read only when beta != 0.
+template <class T, class Acc>
+__device__ __forceinline__ void blend_store(T* out, Acc acc, double alpha, double beta) {
+    double v = alpha * static_cast<double>(acc);
+    if (beta != 0.0) v += beta * static_cast<double>(widen(*out));
+    *out = narrow<T>(v);
+}
+
 // ---- forward: one thread per y element, W fastest ----
 template <class TX, class TW, class TY, class Acc>
 __global__ void conv_fwd_kernel(Geo g, const TX* __restrict__ x, Ten xt, const TW* __restrict__ w, Ten wt,
@@ -207,15 +215,23 @@ __global__ void conv_bwd_data_kernel(Geo g, T* dx, Ten xt, const T* __restrict__
                 }
             }
         }
-        const int64_t off = xt.at(n, c, id, ih, iw);
-        double v = alpha * static_cast<double>(acc);
-        if (beta != 0.0) v += beta * static_cast<double>(widen(dx[off]));
-        dx[off] = narrow<T>(v);
+        blend_store(dx + xt.at(n, c, id, ih, iw), acc, alpha, beta);
     }
 }
 
 // ---- backward filter: one block per dw element, threads over (n, output pixel) ----
 constexpr int kWgradThreads = 256;
+
+// Sums `acc` over the block into part[0] (every thread then reads it after the barrier).
+template <class Acc>
+__device__ __forceinline__ void block_sum(Acc* part, Acc acc) {
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = kWgradThreads / 2; half > 0; half /= 2) {
+        if (static_cast<int>(threadIdx.x) < half) part[threadIdx.x] += part[threadIdx.x + half];
+        __syncthreads();
+    }
+}
 
 template <class T, class Acc>
 __global__ void __launch_bounds__(kWgradThreads)
@@ -246,17 +262,10 @@ __global__ void __launch_bounds__(kWgradThreads)
             acc += static_cast<Acc>(widen(x[xt.at(n, c, id, ih, iw)])) *
                    static_cast<Acc>(widen(dy[yt.at(n, k, od, oh, ow)]));
         }
-        part[threadIdx.x] = acc;
-        __syncthreads();
-        for (int half = kWgradThreads / 2; half > 0; half /= 2) {
-            if (static_cast<int>(threadIdx.x) < half) part[threadIdx.x] += part[threadIdx.x + half];
-            __syncthreads();
-        }
+        block_sum(part, acc);
         if (threadIdx.x == 0) {
             const int64_t off = wt.at(k, cl, g.tap(0, t), g.tap(1, rr), g.tap(2, s));
-            double v = alpha * static_cast<double>(part[0]);
-            if (beta != 0.0) v += beta * static_cast<double>(widen(dw[off]));
-            dw[off] = narrow<T>(v);
+            blend_store(dw + off, part[0], alpha, beta);
         }
         __syncthreads();
     }
@@ -341,16 +350,9 @@ __global__ void __launch_bounds__(kWgradThreads)
             const int64_t id = q % d;
             acc += static_cast<Acc>(widen(dy[yt.at(q / d, kk, id, ih, iw)]));
         }
-        part[threadIdx.x] = acc;
-        __syncthreads();
-        for (int half = kWgradThreads / 2; half > 0; half /= 2) {
-            if (static_cast<int>(threadIdx.x) < half) part[threadIdx.x] += part[threadIdx.x + half];
-            __syncthreads();
-        }
+        block_sum(part, acc);
         if (threadIdx.x == 0) {
-            double v = alpha * static_cast<double>(part[0]);
-            if (beta != 0.0) v += beta * static_cast<double>(widen(db[kk * db_stride]));
-            db[kk * db_stride] = narrow<T>(v);
+            blend_store(db + kk * db_stride, part[0], alpha, beta);
         }
         __syncthreads();
     }
