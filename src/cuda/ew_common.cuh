@@ -139,75 +139,79 @@ struct StridedArgs {
 // A functor F has: static constexpr int kInputs; A beta (0: the output is not read);
 // and __device__ A operator()(const A* in) const giving alpha * result.
 
-template <int VEC, class TOut, class TIn, class A, int NIN>
-__device__ __forceinline__ void flat_load_bcast(const FlatArgs& a, int k, int64_t i0, A (&v)[NIN][VEC]) {
-    const TIn* p = static_cast<const TIn*>(a.in[k]);
+// One broadcast operand's VEC lanes for the output vector starting at element i0.
+template <int VEC, class TIn>
+__device__ __forceinline__ Vec<TIn, VEC> flat_load_bcast(const FlatArgs& a, const TIn* p, uint32_t i0) {
+    Vec<TIn, VEC> e;
     if (a.bcast_uniform) {
-        const A e = to_acc(p[a.mid.mod(a.inner.div(static_cast<uint32_t>(i0)))]);
+        const TIn b = p[a.mid.mod(a.inner.div(i0))];
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) v[k][j] = e;
+        for (int j = 0; j < VEC; ++j) e.v[j] = b;
     } else if (a.bcast_contig) {
-        const Vec<TIn, VEC> e = *reinterpret_cast<const Vec<TIn, VEC>*>(p + a.mid.mod(static_cast<uint32_t>(i0)));
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) v[k][j] = to_acc(e.v[j]);
+        e = *reinterpret_cast<const Vec<TIn, VEC>*>(p + a.mid.mod(i0));
     } else {
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) v[k][j] = to_acc(p[a.mid.mod(a.inner.div(static_cast<uint32_t>(i0 + j)))]);
+        for (int j = 0; j < VEC; ++j) e.v[j] = p[a.mid.mod(a.inner.div(i0 + j))];
     }
+    return e;
 }
 
-template <int VEC, class TOut, class TIn, class F>
+// Every operand as VEC-element vectors: vector v covers elements [v * VEC, v * VEC + VEC).
+// 32-bit indices (a legacy tensor has fewer than 2^31 elements). The operands are held
+// as whole Vec structs (indexed only by unrolled constants, so they stay in registers),
+// and the output is read only when beta != 0. BCAST: the index of the broadcast input
+// (a compile-time constant, so no operand is indexed at run time), -1 for none.
+template <int VEC, class TOut, class TIn, class F, int BCAST>
+__device__ __forceinline__ void flat_vector(const FlatArgs& a, const F& f, uint32_t v) {
+    using A = AccFor<TOut, TIn>;
+    constexpr int NIN = F::kInputs;
+    Vec<TIn, VEC> e[NIN];
+#pragma unroll
+    for (int k = 0; k < NIN; ++k) {
+        const TIn* p = static_cast<const TIn*>(a.in[k]);
+        if (k == BCAST) e[k] = flat_load_bcast<VEC>(a, p, v * VEC);
+        else e[k] = reinterpret_cast<const Vec<TIn, VEC>*>(p)[v];
+    }
+    Vec<TOut, VEC>* out = static_cast<Vec<TOut, VEC>*>(a.out);
+    Vec<TOut, VEC> prior;
+    const bool blend = f.beta != A(0);
+    if (blend) prior = out[v];
+    Vec<TOut, VEC> r;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+        A x[NIN];
+#pragma unroll
+        for (int k = 0; k < NIN; ++k) x[k] = to_acc(e[k].v[j]);
+        A res = f(x);
+        if (blend) res += f.beta * static_cast<A>(to_acc(prior.v[j]));
+        r.v[j] = from_acc<TOut>(res);
+    }
+    out[v] = r;
+}
+
+// Grid-stride over the vectors, then the last n % VEC elements one per thread.
+template <int VEC, class TOut, class TIn, class F, int BCAST>
 __global__ void __launch_bounds__(kEwBlock) ew_flat_kernel(FlatArgs a, F f) {
     using A = AccFor<TOut, TIn>;
     constexpr int NIN = F::kInputs;
-    const int64_t nvec = a.n / VEC;
-    const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    TOut* out = static_cast<TOut*>(a.out);
-    for (int64_t v = tid; v < nvec; v += step) {
-        A in[NIN][VEC];
+    const uint32_t n = static_cast<uint32_t>(a.n);
+    const uint32_t nvec = n / VEC;
+    const uint32_t step = gridDim.x * blockDim.x;
+    const uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+    for (uint32_t v = tid; v < nvec; v += step) flat_vector<VEC, TOut, TIn, F, BCAST>(a, f, v);
+    if (VEC > 1) {
+        TOut* out = static_cast<TOut*>(a.out);
+        for (uint32_t i = nvec * VEC + tid; i < n; i += step) {
+            A x[NIN];
 #pragma unroll
-        for (int k = 0; k < NIN; ++k) {
-            if (k == a.bcast) {
-                flat_load_bcast<VEC, TOut, TIn>(a, k, v * VEC, in);
-            } else {
-                const Vec<TIn, VEC> e = reinterpret_cast<const Vec<TIn, VEC>*>(a.in[k])[v];
-#pragma unroll
-                for (int j = 0; j < VEC; ++j) in[k][j] = to_acc(e.v[j]);
+            for (int k = 0; k < NIN; ++k) {
+                const TIn* p = static_cast<const TIn*>(a.in[k]);
+                x[k] = to_acc(k == BCAST ? p[a.mid.mod(a.inner.div(i))] : p[i]);
             }
+            A res = f(x);
+            if (f.beta != A(0)) res += f.beta * static_cast<A>(to_acc(out[i]));
+            out[i] = from_acc<TOut>(res);
         }
-        Vec<TOut, VEC> r;
-        if (f.beta != A(0)) {
-            const Vec<TOut, VEC> prior = reinterpret_cast<const Vec<TOut, VEC>*>(out)[v];
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) {
-                A x[NIN];
-#pragma unroll
-                for (int k = 0; k < NIN; ++k) x[k] = in[k][j];
-                r.v[j] = from_acc<TOut>(f(x) + f.beta * static_cast<A>(to_acc(prior.v[j])));
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) {
-                A x[NIN];
-#pragma unroll
-                for (int k = 0; k < NIN; ++k) x[k] = in[k][j];
-                r.v[j] = from_acc<TOut>(f(x));
-            }
-        }
-        reinterpret_cast<Vec<TOut, VEC>*>(out)[v] = r;
-    }
-    // The last n % VEC elements, one per thread.
-    for (int64_t i = nvec * VEC + tid; i < a.n; i += step) {
-        A x[NIN];
-#pragma unroll
-        for (int k = 0; k < NIN; ++k) {
-            const TIn* p = static_cast<const TIn*>(a.in[k]);
-            x[k] = to_acc(k == a.bcast ? p[a.mid.mod(a.inner.div(static_cast<uint32_t>(i)))] : p[i]);
-        }
-        A res = f(x);
-        if (f.beta != A(0)) res += f.beta * static_cast<A>(to_acc(out[i]));
-        out[i] = from_acc<TOut>(res);
     }
 }
 
@@ -272,6 +276,14 @@ inline bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintp
 
 StridedArgs make_strided_args(const core::EwGeometry& g, const EwOperands& e);
 
+template <int VEC, class TOut, class TIn, class F, int BCAST>
+void launch_flat(const FlatArgs& a, const F& f, bool vec_ok, cudaStream_t stream) {
+    if (vec_ok && VEC > 1)
+        ew_flat_kernel<VEC, TOut, TIn, F, BCAST><<<grid_for(a.n / VEC + 1, kEwBlock), kEwBlock, 0, stream>>>(a, f);
+    else
+        ew_flat_kernel<1, TOut, TIn, F, BCAST><<<grid_for(a.n, kEwBlock), kEwBlock, 0, stream>>>(a, f);
+}
+
 // Launches F over the operands on `stream`: the flat kernel where the geometry allows it
 // (vectorised when every pointer is aligned), else the strided one.
 template <class TOut, class TIn, class F>
@@ -281,7 +293,7 @@ core::Status launch_ew(const EwOperands& e, F f, cudaStream_t stream, const char
     const core::EwFlat flat = core::ew_flat(g);
     const int64_t n = g.count();
     if (n == 0) return core::Status::ok();
-    if (flat.ok) {
+    if (flat.ok && n <= INT32_MAX) {
         constexpr int VEC = 16 / (sizeof(TOut) > sizeof(TIn) ? sizeof(TOut) : sizeof(TIn));
         FlatArgs a{};
         a.out = const_cast<void*>(e.data[0]);
@@ -295,11 +307,12 @@ core::Status launch_ew(const EwOperands& e, F f, cudaStream_t stream, const char
         bool vec_ok = aligned(a.out, sizeof(TOut) * VEC);
         for (int k = 0; k + 1 < e.n; ++k)
             if (k != a.bcast || a.bcast_contig) vec_ok = vec_ok && aligned(a.in[k], sizeof(TIn) * VEC);
-        if (vec_ok && VEC > 1) {
-            ew_flat_kernel<VEC, TOut, TIn, F><<<grid_for(n / VEC + 1, kEwBlock), kEwBlock, 0, stream>>>(a, f);
-        } else {
-            a.bcast_uniform = a.bcast_contig = false;
-            ew_flat_kernel<1, TOut, TIn, F><<<grid_for(n, kEwBlock), kEwBlock, 0, stream>>>(a, f);
+        if (!(vec_ok && VEC > 1)) a.bcast_uniform = a.bcast_contig = false;
+        if (a.bcast < 0) launch_flat<VEC, TOut, TIn, F, -1>(a, f, vec_ok, stream);
+        else if (a.bcast == 0) launch_flat<VEC, TOut, TIn, F, 0>(a, f, vec_ok, stream);
+        else if constexpr (F::kInputs > 1) {
+            if (a.bcast == 1) launch_flat<VEC, TOut, TIn, F, 1>(a, f, vec_ok, stream);
+            else if constexpr (F::kInputs > 2) launch_flat<VEC, TOut, TIn, F, 2>(a, f, vec_ok, stream);
         }
         return core::cuda_check_launch(name);
     }
