@@ -42,6 +42,24 @@ enum class TcCall {
 enum class TcOp { fprop, dgrad, wgrad };
 enum class TcType { f16, bf16 };
 
+// A dense matrix product D (m x n, row-major) = alpha * A B + beta * D for the
+// convolutions that are one (1 x 1 filters without padding, im2col matrices). The operand
+// arrangement follows the operator, with NPQ = N * P * Q output pixels:
+//   fprop  A = x   [m = NPQ][k = C],   B = w [n = K][k = C]    (both K-contiguous)
+//   dgrad  A = dy  [m = NPQ][k = K],   B = w [k = K][n = C]
+//   wgrad  A = dy  [k = NPQ][m = K],   B = x [k = NPQ][n = C]  (the reduction outermost)
+// Every dimension is a multiple of 8 where it is contiguous. Written in the data type.
+struct GemmProblem {
+    int m = 0, n = 0, k = 0;
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* out = nullptr;
+    float alpha = 1.0f, beta = 0.0f;
+    int device = 0, sm_count = 0;  // the scheduler plans persistent work for this device
+    void* workspace = nullptr;
+    cudaStream_t stream = nullptr;
+};
+
 // Defined by the instance files; NOT_SUPPORTED when odnn was built without them.
 core::Status fprop_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status fprop_bf16(const TcProblem& p, TcCall call, size_t* bytes);
@@ -49,6 +67,12 @@ core::Status dgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status dgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_fprop_f16(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_fprop_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_dgrad_f16(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_dgrad_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_wgrad_f16(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_wgrad_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
 
 inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call, size_t* bytes) {
     const bool h = t == TcType::f16;
@@ -56,6 +80,16 @@ inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call,
         case TcOp::fprop: return h ? fprop_f16(p, call, bytes) : fprop_bf16(p, call, bytes);
         case TcOp::dgrad: return h ? dgrad_f16(p, call, bytes) : dgrad_bf16(p, call, bytes);
         case TcOp::wgrad: return h ? wgrad_f16(p, call, bytes) : wgrad_bf16(p, call, bytes);
+    }
+    return core::Status(CUDNN_STATUS_INTERNAL_ERROR, "unknown tensor-core operator");
+}
+
+inline core::Status dispatch_gemm(TcOp op, TcType t, const GemmProblem& p, TcCall call, size_t* bytes) {
+    const bool h = t == TcType::f16;
+    switch (op) {
+        case TcOp::fprop: return h ? gemm_fprop_f16(p, call, bytes) : gemm_fprop_bf16(p, call, bytes);
+        case TcOp::dgrad: return h ? gemm_dgrad_f16(p, call, bytes) : gemm_dgrad_bf16(p, call, bytes);
+        case TcOp::wgrad: return h ? gemm_wgrad_f16(p, call, bytes) : gemm_wgrad_bf16(p, call, bytes);
     }
     return core::Status(CUDNN_STATUS_INTERNAL_ERROR, "unknown tensor-core operator");
 }

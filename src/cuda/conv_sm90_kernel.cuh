@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "cuda/conv_sm90.hpp"
+#include "cuda/cutlass_run.cuh"
 
 namespace odnn::cuda::sm90 {
 
@@ -81,28 +82,7 @@ struct Sm90Conv {
     }
 
     static core::Status call(const TcProblem& p, TcCall what, size_t* bytes, const char* name) {
-        typename Conv::Arguments args = arguments(p);
-        const cutlass::Status can = Conv::can_implement(args);
-        if (can != cutlass::Status::kSuccess)
-            return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "%s cannot run this problem: %s", name,
-                                     cutlass::cutlassGetStatusString(can));
-        if (what == TcCall::check) return core::Status::ok();
-        const size_t need = Conv::get_workspace_size(args);
-        if (what == TcCall::workspace) {
-            *bytes = need;
-            return core::Status::ok();
-        }
-        Conv conv;
-        cutlass::Status s = conv.initialize(args, need ? p.workspace : nullptr, p.stream);
-        if (s == cutlass::Status::kSuccess) s = conv.run(p.stream);
-        if (s != cutlass::Status::kSuccess)
-            return core::make_status(CUDNN_STATUS_EXECUTION_FAILED, "%s failed: %s", name,
-                                     cutlass::cutlassGetStatusString(s));
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return core::make_status(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "%s launch failed: %s", name,
-                                     cudaGetErrorString(e));
-        return core::Status::ok();
+        return run_cutlass<Conv>(arguments(p), what, bytes, p.workspace, p.stream, name);
     }
 };
 

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -70,13 +71,16 @@ int device_cc() {
     return cache[dev];
 }
 
-// Dense channels-last: C innermost, then W, H, (D), N.
+// Dense channels-last: C innermost, then W, H, (D), N (the strides of unit dims do not
+// matter: a 1 x 1 filter is dense in both filter formats).
 bool dense_nhwc(const ConvTensor& t) {
     if (t.vect != 1) return false;
-    const int64_t* d = t.dims;
-    const int64_t* s = t.strides;
-    return s[1] == 1 && s[4] == d[1] && s[3] == d[4] * d[1] && (d[2] == 1 || s[2] == d[3] * d[4] * d[1]) &&
-           s[0] == d[2] * d[3] * d[4] * d[1];
+    int64_t expect = 1;
+    for (const int i : {1, 4, 3, 2, 0}) {
+        if (t.dims[i] != 1 && t.strides[i] != expect) return false;
+        expect *= t.dims[i];
+    }
+    return true;
 }
 
 bool algo_taken(const ConvProblem& p) {
@@ -165,6 +169,7 @@ struct Phase {
     bool empty() const { return rn == 0 || sn == 0; }
 };
 constexpr int kMaxPhases = 16;
+constexpr int kMaxSlices = 32;  // concurrent batch slices of a filter gradient
 
 //
 // With fewer than 8 input channels (a network's first layer: RGB), forward and filter
@@ -174,6 +179,11 @@ constexpr int kMaxPhases = 16;
 struct Plan {
     bool packed = false;
     bool im2col = false;
+    bool gemm = false;  // wgrad: the whole reduction is one GEMM (see core_call)
+    // Packed path: operands the kernels use in place (already dense channels-last with
+    // unpadded channels, 16-byte aligned; decided at execution), and outputs they write in
+    // place through alpha / beta. The workspace keeps room for their copies regardless.
+    bool x_direct = false, w_direct = false, y_direct = false;
     int64_t col_c = 0;  // im2col: taps per row (C * R * S rounded up to 8)
     int64_t cp = 0, kp = 0;
     int splits = 1;
@@ -234,6 +244,39 @@ sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
     return t;
 }
 
+// A kernel problem that is a plain matrix product: 1 x 1 taps, no padding, stride 1 (true
+// 1 x 1 layers, im2col matrices, the phases of strided 1 x 1 backward data).
+bool gemm_shape(const sm90::TcProblem& t) {
+    return t.r == 1 && t.s == 1 && t.pad[0] == 0 && t.pad[1] == 0 && t.pad_hi[0] <= 0 && t.pad_hi[1] <= 0 &&
+           t.stride[0] == 1 && t.stride[1] == 1;
+}
+
+// Runs (or checks, or sizes) a kernel problem: as a GEMM where it is one, else as an
+// implicit-GEMM convolution. The GEMM's filter gradient is written in the data type.
+Status core_call(sm90::TcOp op, sm90::TcType ty, const sm90::TcProblem& t, sm90::TcCall call, size_t* bytes) {
+    if (!gemm_shape(t)) return sm90::dispatch(op, ty, t, call, bytes);
+    sm90::GemmProblem g;
+    const int pix = t.n * t.h * t.w;  // < 2^31: check_common bounds every tensor
+    switch (op) {
+        case sm90::TcOp::fprop: g.m = pix; g.n = t.k; g.k = t.c; break;
+        case sm90::TcOp::dgrad: g.m = pix; g.n = t.c; g.k = t.k; break;
+        case sm90::TcOp::wgrad: g.m = t.k; g.n = t.c; g.k = pix; break;
+    }
+    g.a = t.a;
+    g.b = t.b;
+    g.out = t.out;
+    g.alpha = t.alpha;
+    g.beta = t.beta;
+    if (cudaGetDevice(&g.device) != cudaSuccess) {
+        cudaGetLastError();
+        g.device = 0;
+    }
+    g.sm_count = sm_count();
+    g.workspace = t.workspace;
+    g.stream = t.stream;
+    return sm90::dispatch_gemm(op, ty, g, call, bytes);
+}
+
 // The phases of a strided backward data (see Plan).
 Status make_phases(const ConvProblem& p, Plan* l) {
     const int64_t sh = p.stride[1], sw = p.stride[2];
@@ -282,14 +325,21 @@ Status make_phases(const ConvProblem& p, Plan* l) {
     return Status::ok();
 }
 
+bool strided_1x1(const ConvProblem& p) {
+    return p.filt[1] == 1 && p.filt[2] == 1 && p.pad[1] == 0 && p.pad[2] == 0 && (p.stride[1] > 1 || p.stride[2] > 1);
+}
+
 StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     Plan l;
     l.packed = packed;
     l.cp = packed ? round8(p.c) : p.c;
     l.kp = packed ? round8(p.k) : p.k;
     const int64_t P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
-    l.im2col = packed && p.c < 8 && p.kind != ConvKind::bwd_data;
+    // A strided 1 x 1 convolution without padding reads a subsampled x: its im2col matrix.
+    l.im2col = packed && (p.kind == ConvKind::bwd_data ? p.c < 8 : p.c < 8 || strided_1x1(p));
     l.col_c = round8(p.c * R * S);
+    ODNN_REQUIRE_SUPPORTED(!l.im2col || p.n * P * Q * l.col_c < (int64_t{1} << 31),
+                           "an im2col matrix of 2^31 or more elements");
     const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * 2;
     const size_t w_bytes = static_cast<size_t>(filter_elems(p, l)) * 2;
     const size_t y_bytes = static_cast<size_t>(p.n * P * Q * l.kp) * 2;
@@ -305,16 +355,27 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         l.y_off = take(y_bytes);
     }
     sm90::TcProblem t = tc_base(p, l);
-    if (p.kind == ConvKind::bwd_filter) {
+    if (p.kind == ConvKind::bwd_filter && gemm_shape(t)) {
+        // One GEMM; its scheduler splits the reduction. Packed: the result (in the data
+        // type) goes to the workspace and back through unpack; else straight to dw.
+        l.gemm = true;
+        l.per = p.n;
+        if (packed) l.part_off = take(static_cast<size_t>(filter_elems(p, l)) * 2);
+    } else if (p.kind == ConvKind::bwd_filter) {
         const int64_t tiles = (l.kp + 127) / 128 * ((filter_elems(p, l) / l.kp + 127) / 128);
         int64_t splits = (2 * sm_count() + tiles - 1) / tiles;
-        splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, 32}));
+        static const int64_t cap = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
+            const char* e = std::getenv("ODNN_CONV_WGRAD_MAX_SPLITS");
+            const long v = e ? std::strtol(e, nullptr, 10) : 0;
+            return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{kMaxSlices};
+        }();
+        splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, cap}));
         l.per = (p.n + splits - 1) / splits;
         l.splits = static_cast<int>((p.n + l.per - 1) / l.per);
         l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
         t.n = static_cast<int>(l.per);
     }
-    if (p.kind == ConvKind::bwd_data && (p.stride[1] > 1 || p.stride[2] > 1)) {
+    if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1)) {
         ODNN_RETURN_IF_ERROR(make_phases(p, &l));
         size_t tmp = 0;
         for (int i = 0; i < l.phases; ++i)
@@ -326,17 +387,28 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
             f.filt_off = take(static_cast<size_t>(l.kp * f.rn * f.sn * l.cp) * 2);
             size_t bytes = 0;
             ODNN_RETURN_IF_ERROR(
-                sm90::dispatch(op_of(p.kind), type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
+                core_call(op_of(p.kind), type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
             l.core_bytes = std::max(l.core_bytes, bytes);
         }
     } else {
-        ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
+        ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
     }
     l.core_off = off;
     l.total = off + static_cast<size_t>(l.splits) * align256(l.core_bytes);
     if (!packed && p.kind == ConvKind::fwd) l.total = l.core_bytes;  // the kernel alone
     if (!packed && p.kind == ConvKind::bwd_data && l.phases == 0) l.total = l.core_bytes;
     return l;
+}
+
+// Which operands of the packed path need no copy (see Plan).
+void decide_direct(const ConvProblem& p, Plan* l) {
+    const bool unit = p.filt[1] == 1 && p.filt[2] == 1;
+    l->x_direct = !l->im2col && l->cp == p.c && dense_nhwc(p.x) && aligned16(p.x_data);
+    l->w_direct = l->cp == p.c && l->kp == p.k && !p.flip && dense_nhwc(p.w) && aligned16(p.w_data) &&
+                  (!l->im2col || (unit && l->col_c == p.c));
+    l->y_direct = l->kp == p.k && dense_nhwc(p.y) && aligned16(p.y_data);
+    if (p.kind == ConvKind::fwd && p.epi.enabled) l->y_direct = false;  // written through the epilogue
+    if (p.kind == ConvKind::bwd_filter && !l->gemm) l->w_direct = false;  // fp32 partials, summed by unpack
 }
 
 // ---- packing kernels ----
@@ -379,22 +451,105 @@ struct Im2colGeo {
     int pad[2], stride[2], dil[2];
 };
 
-__global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int64_t col_c,
-                                   uint16_t* __restrict__ out, int64_t total) {
-    ODNN_GRID_STRIDE_LOOP(i, total) {
-        int64_t q = i;
-        const int64_t j = q % col_c; q /= col_c;
-        const int64_t oq = q % g.q; q /= g.q;
-        const int64_t op = q % g.p;
-        const int64_t n = q / g.p;
-        uint16_t v = 0;
-        if (j < g.c * g.r * g.s) {
-            const int64_t c = j % g.c, t = j / g.c;
-            const int64_t ih = op * g.stride[0] - g.pad[0] + (t / g.s) * g.dil[0];
-            const int64_t iw = oq * g.stride[1] - g.pad[1] + (t % g.s) * g.dil[1];
-            if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) v = x[n * st.s[0] + c * st.s[1] + ih * st.s[3] + iw * st.s[4]];
+// One thread per 8 consecutive columns of a row (one 16-byte store); 32-bit index math
+// (make_plan keeps the matrix under 2^31 elements). `vec`: C is a multiple of 8 and x is
+// channel-contiguous and 16-byte aligned, so the 8 columns are one 16-byte load of x.
+template <bool Vec>
+__global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int col_c,
+                                   uint16_t* __restrict__ out, int chunks) {
+    const int cv = col_c / 8, c = static_cast<int>(g.c), taps = c * static_cast<int>(g.r * g.s);
+    const int s_w = static_cast<int>(g.s), gq = static_cast<int>(g.q), gp = static_cast<int>(g.p);
+    const int h = static_cast<int>(g.h), w = static_cast<int>(g.w);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < chunks; i += gridDim.x * blockDim.x) {
+        const int j0 = (i % cv) * 8;
+        int row = i / cv;
+        const int oq = row % gq; row /= gq;
+        const int op = row % gp;
+        const int n = row / gp;
+        const int h0 = op * g.stride[0] - g.pad[0], w0 = oq * g.stride[1] - g.pad[1];
+        const uint16_t* xn = x + n * st.s[0];
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (Vec) {
+            if (j0 < taps) {
+                const int t = j0 / c, cc = j0 - t * c, r = t / s_w;
+                const int ih = h0 + r * g.dil[0], iw = w0 + (t - r * s_w) * g.dil[1];
+                if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+                    v = __ldg(reinterpret_cast<const uint4*>(xn + cc + ih * st.s[3] + iw * st.s[4]));
+            }
+        } else {
+            uint16_t* e = reinterpret_cast<uint16_t*>(&v);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                const int j = j0 + k;
+                if (j >= taps) break;
+                const int t = j / c, cc = j - t * c, r = t / s_w;
+                const int ih = h0 + r * g.dil[0], iw = w0 + (t - r * s_w) * g.dil[1];
+                if (ih >= 0 && ih < h && iw >= 0 && iw < w) e[k] = __ldg(xn + cc * st.s[1] + ih * st.s[3] + iw * st.s[4]);
+            }
         }
-        out[i] = v;
+        reinterpret_cast<uint4*>(out)[i] = v;
+    }
+}
+
+Im2colGeo im2col_geo(const ConvProblem& p) {
+    return Im2colGeo{p.c,
+                     p.in[1],
+                     p.in[2],
+                     p.out[1],
+                     p.out[2],
+                     p.filt[1],
+                     p.filt[2],
+                     {static_cast<int>(p.pad[1]), static_cast<int>(p.pad[2])},
+                     {static_cast<int>(p.stride[1]), static_cast<int>(p.stride[2])},
+                     {static_cast<int>(p.dil[1]), static_cast<int>(p.dil[2])}};
+}
+
+Status im2col(const void* x, const ConvTensor& xt, const Im2colGeo& g, int64_t col_c, int64_t n, uint16_t* out,
+              cudaStream_t st) {
+    const int chunks = static_cast<int>(n * g.p * g.q * (col_c / 8));
+    const Strided4 s = strided(xt);
+    const bool vec = g.c % 8 == 0 && s.s[1] == 1 && s.s[0] % 8 == 0 && s.s[3] % 8 == 0 && s.s[4] % 8 == 0 &&
+                     reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    if (vec)
+        im2col_pack_kernel<true><<<grid_for(chunks), 256, 0, st>>>(static_cast<const uint16_t*>(x), s, g,
+                                                                   static_cast<int>(col_c), out, chunks);
+    else
+        im2col_pack_kernel<false><<<grid_for(chunks), 256, 0, st>>>(static_cast<const uint16_t*>(x), s, g,
+                                                                    static_cast<int>(col_c), out, chunks);
+    return core::cuda_check_launch("im2col_pack_kernel");
+}
+
+// Backward data of a small-channel layer from the gradient of its im2col matrix:
+// dx[n][c][h][w] = alpha * (sum of dcol[n][p][q][(r, s, c)] over the taps that read x at
+// (h, w)) + beta * dx, one thread per dx element, gathering (no atomics: deterministic).
+template <class T>
+__global__ void col2im_kernel(const T* __restrict__ dcol, Im2colGeo g, int col_c, T* dx, Strided4 st, float alpha,
+                              float beta, int total) {
+    const int c_n = static_cast<int>(g.c), w_n = static_cast<int>(g.w), h_n = static_cast<int>(g.h);
+    const int R = static_cast<int>(g.r), S = static_cast<int>(g.s), P = static_cast<int>(g.p),
+              Q = static_cast<int>(g.q);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int q = i;
+        const int c = q % c_n; q /= c_n;
+        const int x = q % w_n; q /= w_n;
+        const int y = q % h_n;
+        const int n = q / h_n;
+        float acc = 0.0f;
+        for (int r = 0; r < R; ++r) {
+            const int th = y + g.pad[0] - r * g.dil[0];
+            if (th < 0 || th % g.stride[0] != 0 || th / g.stride[0] >= P) continue;
+            const int op = th / g.stride[0];
+            for (int sx = 0; sx < S; ++sx) {
+                const int tw = x + g.pad[1] - sx * g.dil[1];
+                if (tw < 0 || tw % g.stride[1] != 0 || tw / g.stride[1] >= Q) continue;
+                const int oq = tw / g.stride[1];
+                acc += Io<T>::in(dcol[(static_cast<int64_t>(n * P + op) * Q + oq) * col_c + (r * S + sx) * c_n + c]);
+            }
+        }
+        T* out = dx + n * st.s[0] + c * st.s[1] + y * st.s[3] + x * st.s[4];
+        float v = alpha * acc;
+        if (beta != 0.0f) v += beta * Io<T>::in(*out);
+        *out = Io<T>::out(v);
     }
 }
 
@@ -517,7 +672,7 @@ __global__ void unpack_kernel(const void* __restrict__ src, int64_t cp, void* ds
 // the caller's stream. Created once per device and kept.
 class SliceStreams {
 public:
-    static constexpr int kMax = 32;
+    static constexpr int kMax = kMaxSlices;
     Status fork(cudaStream_t origin, int n, cudaStream_t* out) {
         std::lock_guard<std::mutex> lock(mu_);
         int dev = 0;
@@ -586,7 +741,10 @@ public:
             ODNN_REQUIRE_SUPPORTED(p.c % 8 == 0 && p.k % 8 == 0, "C = %lld and K = %lld must be multiples of 8",
                                    static_cast<long long>(p.c), static_cast<long long>(p.k));
             ODNN_REQUIRE_SUPPORTED(dense_nhwc(p.x) && dense_nhwc(p.y), "x and y are not dense NHWC");
-            ODNN_REQUIRE_SUPPORTED(p.w_nhwc && dense_nhwc(p.w), "the filter is not dense in the NHWC format");
+            ODNN_REQUIRE_SUPPORTED(dense_nhwc(p.w), "the filter is not dense in the NHWC format");
+            ODNN_REQUIRE_SUPPORTED(p.kind == ConvKind::bwd_data || !strided_1x1(p),
+                                   "a strided 1 x 1 convolution runs as a GEMM over the subsampled input "
+                                   "(cuda_conv_sm90_packed)");
         }
         auto l = make_plan(p, packed_);
         if (!l.is_ok()) return l.status();
@@ -594,13 +752,13 @@ public:
         for (int i = 0; i < l.value().phases; ++i) {
             const Phase& f = l.value().phase[i];
             if (!f.empty())
-                ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), tc_phase(p, l.value(), f),
-                                                    sm90::TcCall::check, &unused));
+                ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), tc_phase(p, l.value(), f),
+                                               sm90::TcCall::check, &unused));
         }
         if (l.value().phases > 0) return Status::ok();
         sm90::TcProblem t = tc_base(p, l.value());
         if (p.kind == ConvKind::bwd_filter) t.n = static_cast<int>(l.value().per);
-        return sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::check, &unused);
+        return core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::check, &unused);
     }
 
     size_t workspace_size(const ConvProblem& p) const override {
@@ -617,76 +775,53 @@ public:
             return run_generic(h, p);
         auto lo = make_plan(p, packed_);
         if (!lo.is_ok()) return lo.status();
-        const Plan& l = lo.value();
+        Plan l = lo.value();
+        if (packed_) decide_direct(p, &l);
         char* ws = static_cast<char*>(p.workspace);
         const cudaStream_t st = h.stream;
-        const int64_t H = p.in[1], W = p.in[2], P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
+        const int64_t P = p.out[1], Q = p.out[2];
         // The kernel's operands: the caller's tensors, or packed copies.
         const void* x = p.x_data;
         const void* w = p.w_data;
         const void* y = p.y_data;
         if (packed_) {
-            auto pack = [&](const void* src, const ConvTensor& t, int64_t a, int64_t ap, int64_t c, int64_t cp,
-                            int64_t hh, int64_t ww, bool flip, size_t off) -> Status {
-                const int64_t total = ap * hh * ww * cp;
-                pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint16_t*>(src), strided(t), a, c, hh,
-                                                             ww, cp, flip, reinterpret_cast<uint16_t*>(ws + off),
-                                                             total);
-                return core::cuda_check_launch("pack_kernel");
-            };
-            if (l.im2col) {
-                const Im2colGeo g{p.c, H, W, P, Q, R, S,
-                                  {static_cast<int>(p.pad[1]), static_cast<int>(p.pad[2])},
-                                  {static_cast<int>(p.stride[1]), static_cast<int>(p.stride[2])},
-                                  {static_cast<int>(p.dil[1]), static_cast<int>(p.dil[2])}};
-                const int64_t xt = p.n * P * Q * l.col_c;
-                im2col_pack_kernel<<<grid_for(xt), 256, 0, st>>>(static_cast<const uint16_t*>(p.x_data), strided(p.x),
-                                                                 g, l.col_c,
-                                                                 reinterpret_cast<uint16_t*>(ws + l.x_off), xt);
-                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("im2col_pack_kernel"));
-                if (p.kind == ConvKind::fwd) {
-                    const int64_t wt = l.kp * l.col_c;
-                    pack_filter_cols_kernel<<<grid_for(wt), 256, 0, st>>>(
-                        static_cast<const uint16_t*>(p.w_data), strided(p.w), p.k, p.c, R, S, p.flip, l.col_c,
-                        reinterpret_cast<uint16_t*>(ws + l.w_off), wt);
-                    ODNN_RETURN_IF_ERROR(core::cuda_check_launch("pack_filter_cols_kernel"));
-                }
-            } else {
-                if (p.kind != ConvKind::bwd_data)
-                    ODNN_RETURN_IF_ERROR(pack(p.x_data, p.x, p.n, p.n, p.c, l.cp, H, W, false, l.x_off));
-                if (p.kind != ConvKind::bwd_filter)
-                    ODNN_RETURN_IF_ERROR(pack(p.w_data, p.w, p.k, l.kp, p.c, l.cp, R, S, p.flip, l.w_off));
-            }
-            if (p.kind != ConvKind::fwd) ODNN_RETURN_IF_ERROR(pack(p.y_data, p.y, p.n, p.n, p.k, l.kp, P, Q, false, l.y_off));
-            x = ws + l.x_off;
-            w = ws + l.w_off;
-            y = ws + l.y_off;
+            ODNN_RETURN_IF_ERROR(pack_operands(p, l, ws, st));
+            x = l.x_direct ? p.x_data : ws + l.x_off;
+            w = l.w_direct ? p.w_data : ws + l.w_off;
+            y = l.y_direct ? p.y_data : ws + l.y_off;
         }
+        // The output is the caller's tensor (written through alpha / beta) unless packed.
+        const bool out_direct = !packed_ || (p.kind == ConvKind::fwd       ? l.y_direct
+                                             : p.kind == ConvKind::bwd_data ? l.x_direct
+                                                                            : l.w_direct);
         sm90::TcProblem t = tc_base(p, l);
+        if (out_direct) {
+            t.alpha = static_cast<float>(p.alpha);
+            t.beta = static_cast<float>(p.beta);
+        }
+        t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
+        t.stream = st;
         size_t unused = 0;
         if (l.phases > 0) {
-            ODNN_RETURN_IF_ERROR(run_phases(p, l, ws, w, y, st));
-            if (!packed_) return Status::ok();
+            ODNN_RETURN_IF_ERROR(run_phases(p, l, out_direct, ws, w, y, st));
+            if (out_direct) return Status::ok();
             return unpack(p, l, ws + l.x_off, p.x.dtype, 1, 0, st);
         }
-        if (p.kind != ConvKind::bwd_filter) {
+        if (p.kind != ConvKind::bwd_filter || l.gemm) {
+            const size_t ws_out = p.kind == ConvKind::fwd ? l.y_off : p.kind == ConvKind::bwd_data ? l.x_off : l.part_off;
             t.a = p.kind == ConvKind::fwd ? x : y;
-            t.b = w;
-            if (packed_) {
-                t.out = ws + (p.kind == ConvKind::fwd ? l.y_off : l.x_off);
-            } else {
-                t.out = p.kind == ConvKind::fwd ? p.y_data : p.x_data;
-                t.alpha = static_cast<float>(p.alpha);
-                t.beta = static_cast<float>(p.beta);
-            }
-            t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
-            t.stream = st;
-            ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
-            if (!packed_) return Status::ok();
-            return unpack(p, l, ws + (p.kind == ConvKind::fwd ? l.y_off : l.x_off), p.x.dtype, 1, 0, st);
+            t.b = p.kind == ConvKind::bwd_filter ? x : w;
+            void* caller_out = p.kind == ConvKind::fwd ? p.y_data : p.kind == ConvKind::bwd_data ? p.x_data : p.w_data;
+            t.out = out_direct ? caller_out : ws + ws_out;
+            ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+            if (out_direct) return Status::ok();
+            if (l.im2col && p.kind == ConvKind::bwd_data) return col2im(p, l, ws + l.x_off, st);
+            return unpack(p, l, ws + ws_out, p.x.dtype, 1, 0, st);
         }
         // Filter gradient: batch slices on their own streams, fp32 partials, then one sum.
         const size_t slice_elems = static_cast<size_t>(filter_elems(p, l));
+        t.alpha = 1.0f;
+        t.beta = 0.0f;
         {
             std::lock_guard<std::mutex> lock(slice_streams().mutex());
             cudaStream_t streams[SliceStreams::kMax];
@@ -700,7 +835,7 @@ public:
                 t.out = ws + l.part_off + s * slice_elems * 4;
                 t.workspace = l.core_bytes ? ws + l.core_off + s * align256(l.core_bytes) : nullptr;
                 t.stream = n > 1 ? streams[s] : st;
-                ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+                ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
             }
             if (n > 1) ODNN_RETURN_IF_ERROR(slice_streams().join(st, n));
         }
@@ -708,14 +843,47 @@ public:
     }
 
 private:
+    // The packed path's copies of the inputs that are not used in place (Plan).
+    static Status pack_operands(const ConvProblem& p, const Plan& l, char* ws, cudaStream_t st) {
+        const int64_t H = p.in[1], W = p.in[2], P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
+        auto pack = [&](const void* src, const ConvTensor& t, int64_t a, int64_t ap, int64_t c, int64_t cp, int64_t hh,
+                        int64_t ww, bool flip, size_t off) -> Status {
+            const int64_t total = ap * hh * ww * cp;
+            pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint16_t*>(src), strided(t), a, c, hh, ww,
+                                                         cp, flip, reinterpret_cast<uint16_t*>(ws + off), total);
+            return core::cuda_check_launch("pack_kernel");
+        };
+        if (l.im2col) {
+            const Im2colGeo g = im2col_geo(p);
+            if (p.kind != ConvKind::bwd_data)
+                ODNN_RETURN_IF_ERROR(
+                    im2col(p.x_data, p.x, g, l.col_c, p.n, reinterpret_cast<uint16_t*>(ws + l.x_off), st));
+            if (p.kind != ConvKind::bwd_filter && !l.w_direct) {
+                const int64_t wt = l.kp * l.col_c;
+                pack_filter_cols_kernel<<<grid_for(wt), 256, 0, st>>>(
+                    static_cast<const uint16_t*>(p.w_data), strided(p.w), p.k, p.c, R, S, p.flip, l.col_c,
+                    reinterpret_cast<uint16_t*>(ws + l.w_off), wt);
+                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("pack_filter_cols_kernel"));
+            }
+        } else {
+            if (p.kind != ConvKind::bwd_data && !l.x_direct)
+                ODNN_RETURN_IF_ERROR(pack(p.x_data, p.x, p.n, p.n, p.c, l.cp, H, W, false, l.x_off));
+            if (p.kind != ConvKind::bwd_filter && !l.w_direct)
+                ODNN_RETURN_IF_ERROR(pack(p.w_data, p.w, p.k, l.kp, p.c, l.cp, R, S, p.flip, l.w_off));
+        }
+        if (p.kind != ConvKind::fwd && !l.y_direct)
+            ODNN_RETURN_IF_ERROR(pack(p.y_data, p.y, p.n, p.n, p.k, l.kp, P, Q, false, l.y_off));
+        return Status::ok();
+    }
+
     // A strided backward data, phase by phase (see Plan): into the caller's dx through
     // alpha / beta, or (packed) into the dense workspace dx.
-    Status run_phases(const ConvProblem& p, const Plan& l, char* ws, const void* w, const void* dy,
-                      cudaStream_t st) const {
-        char* dx = packed_ ? ws + l.x_off : static_cast<char*>(p.x_data);
+    static Status run_phases(const ConvProblem& p, const Plan& l, bool out_direct, char* ws, const void* w,
+                             const void* dy, cudaStream_t st) {
+        char* dx = out_direct ? static_cast<char*>(p.x_data) : ws + l.x_off;
         const int64_t H = p.in[1], W = p.in[2];
-        const int64_t c_real = packed_ ? l.cp : p.c;
-        const double alpha = packed_ ? 1.0 : p.alpha, beta = packed_ ? 0.0 : p.beta;
+        const int64_t c_real = out_direct ? p.c : l.cp;
+        const double alpha = out_direct ? p.alpha : 1.0, beta = out_direct ? p.beta : 0.0;
         char* tmp = ws + l.phase_off;
         for (int i = 0; i < l.phases; ++i) {
             const Phase& f = l.phase[i];
@@ -732,7 +900,7 @@ private:
                 t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
                 t.stream = st;
                 size_t unused = 0;
-                ODNN_RETURN_IF_ERROR(sm90::dispatch(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+                ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
             }
             const int64_t total = p.n * f.hn * f.wn * (c_real / 8);
             auto scatter = [&](auto tag) {
@@ -750,6 +918,24 @@ private:
             ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_scatter_kernel"));
         }
         return Status::ok();
+    }
+
+    // Backward data of an im2col plan: the gradient of the im2col matrix back onto dx.
+    static Status col2im(const ConvProblem& p, const Plan& l, const void* dcol, cudaStream_t st) {
+        const int total = static_cast<int>(p.n * p.c * p.in[1] * p.in[2]);
+        auto run = [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            col2im_kernel<T><<<grid_for(total), 256, 0, st>>>(static_cast<const T*>(dcol), im2col_geo(p),
+                                                              static_cast<int>(l.col_c), static_cast<T*>(p.x_data),
+                                                              strided(p.x), static_cast<float>(p.alpha),
+                                                              static_cast<float>(p.beta), total);
+        };
+        if (p.x.dtype == CUDNN_DATA_HALF) {
+            run(Tag<__half>{});
+        } else {
+            run(Tag<__nv_bfloat16>{});
+        }
+        return core::cuda_check_launch("col2im_kernel");
     }
 
     // Writes the workspace result back into the caller's output through alpha / beta or
@@ -828,6 +1014,18 @@ ODNN_SM90_ABSENT(dgrad_bf16)
 ODNN_SM90_ABSENT(wgrad_f16)
 ODNN_SM90_ABSENT(wgrad_bf16)
 #undef ODNN_SM90_ABSENT
+#define ODNN_SM90_GEMM_ABSENT(fn)                                                                          \
+    core::Status fn(const GemmProblem&, TcCall, size_t*) {                                                 \
+        return core::Status(CUDNN_STATUS_NOT_SUPPORTED,                                                    \
+                            "odnn was built without the sm_90a tensor-core kernels (CUTLASS, arch 90a)");  \
+    }
+ODNN_SM90_GEMM_ABSENT(gemm_fprop_f16)
+ODNN_SM90_GEMM_ABSENT(gemm_fprop_bf16)
+ODNN_SM90_GEMM_ABSENT(gemm_dgrad_f16)
+ODNN_SM90_GEMM_ABSENT(gemm_dgrad_bf16)
+ODNN_SM90_GEMM_ABSENT(gemm_wgrad_f16)
+ODNN_SM90_GEMM_ABSENT(gemm_wgrad_bf16)
+#undef ODNN_SM90_GEMM_ABSENT
 }  // namespace sm90
 #endif
 
