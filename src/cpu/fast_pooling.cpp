@@ -1,0 +1,348 @@
+// 2-D pooling forward and backward (MAX, MAX_DETERMINISTIC, both AVERAGE modes) on FLOAT
+// tensors that are each densely packed (NCHW, NHWC or any other order, the four need
+// not match): one task per (n, c) image plane, the window bounds of every output row and
+// column computed once per call, and no per-element index arithmetic beyond two
+// strides. Max windows without NaN take a branch-free path (unrolled for 2x2 and 3x3).
+// The rules are the reference's (core/pool_problem.hpp): ties go to the first element
+// in window order, NaN follows the propagation flag, averages are summed in double,
+// backward sums every contribution to an input element in double in output order and
+// blends once (non-overlapping max windows with beta = 0 store alpha * dy directly: the
+// same value); results match the reference bit for bit. Other types, ranks, strided
+// views and outputs that overlap an input are left to the reference.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/impl_registry.hpp"
+#include "core/pool_problem.hpp"
+
+namespace odnn::cpu {
+
+using core::Status;
+
+namespace {
+
+// Work (window positions visited) above which a call is split over threads.
+constexpr int64_t kParallelMinWork = int64_t{1} << 15;
+
+// The strides of `t` tile its elements exactly (no gaps, no overlap), in any order.
+bool dense(const core::TensorDesc& t) {
+    if (t.vect_count != 1 || t.nb_dims < 1) return false;
+    int order[core::kDimMax];
+    int k = 0;
+    for (int d = 0; d < t.nb_dims; ++d) {
+        if (t.dims[d] < 1) return false;
+        if (t.dims[d] > 1) order[k++] = d;
+    }
+    for (int i = 1; i < k; ++i)  // by stride (at most 8 dims)
+        for (int j = i; j > 0 && t.strides[order[j]] < t.strides[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
+    int64_t expect = 1;
+    for (int i = 0; i < k; ++i) {
+        if (t.strides[order[i]] != expect) return false;
+        expect *= t.dims[order[i]];
+    }
+    return true;
+}
+
+bool same_view(const core::TensorDesc& a, const core::TensorDesc& b) {
+    if (a.nb_dims != b.nb_dims) return false;
+    for (int d = 0; d < a.nb_dims; ++d)
+        if (a.dims[d] != b.dims[d] || (a.dims[d] > 1 && a.strides[d] != b.strides[d])) return false;
+    return true;
+}
+
+// [first, last) bytes a dense FLOAT tensor occupies.
+struct Bytes {
+    const char* lo;
+    const char* hi;
+};
+Bytes bytes_of(const void* p, const core::TensorDesc& t) {
+    const char* c = static_cast<const char*>(p);
+    return {c, c + static_cast<size_t>(t.span_elements()) * sizeof(float)};
+}
+bool overlap(Bytes a, Bytes b) { return a.lo < b.hi && b.lo < a.hi; }
+
+Status check_tensor(const core::TensorDesc& t, const char* name) {
+    ODNN_REQUIRE_SUPPORTED(t.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
+    ODNN_REQUIRE_SUPPORTED(t.nb_dims == 4, "%s is not 4-D", name);
+    ODNN_REQUIRE_SUPPORTED(dense(t), "%s is not densely packed", name);
+    return Status::ok();
+}
+
+Status check_geometry(const core::PoolGeom& g) {
+    ODNN_REQUIRE_SUPPORTED(g.nsp == 2, "%d-D pooling (2-D only)", g.nsp);
+    ODNN_REQUIRE_SUPPORTED(g.mode == CUDNN_POOLING_MAX || g.mode == CUDNN_POOLING_MAX_DETERMINISTIC ||
+                               g.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING ||
+                               g.mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                           "pooling mode %d", g.mode);
+    return Status::ok();
+}
+
+// Window bounds along each spatial dim for every output position, and (AVERAGE modes)
+// the divisor of every output: computed once per call.
+struct Plan {
+    int64_t H = 0, W = 0, OH = 0, OW = 0;
+    std::vector<int64_t> h0, h1, w0, w1;  // clipped window [lo, hi) per output row / column
+    std::vector<int64_t> ph, pw;          // window positions inside the padded input
+    int64_t work = 0;
+
+    explicit Plan(const core::PoolGeom& g) : H(g.in[0]), W(g.in[1]), OH(g.out[0]), OW(g.out[1]) {
+        h0.resize(OH), h1.resize(OH), ph.resize(OH);
+        w0.resize(OW), w1.resize(OW), pw.resize(OW);
+        for (int64_t o = 0; o < OH; ++o) {
+            g.window(0, o, &h0[o], &h1[o]);
+            if (h1[o] < h0[o]) h1[o] = h0[o];
+            ph[o] = g.padded_extent(0, o);
+        }
+        for (int64_t o = 0; o < OW; ++o) {
+            g.window(1, o, &w0[o], &w1[o]);
+            if (w1[o] < w0[o]) w1[o] = w0[o];
+            pw[o] = g.padded_extent(1, o);
+        }
+        work = g.n * g.c * OH * OW * std::max<int64_t>(1, g.window_size());
+    }
+    // Divisor of output (oh, ow) by the mode; the window has `count` input positions.
+    double divisor(int mode, int64_t oh, int64_t ow, int64_t count) const {
+        if (mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING) return static_cast<double>(count);
+        return static_cast<double>(ph[oh]) * static_cast<double>(pw[ow]);
+    }
+};
+
+// The element a max window picks, as (h, w) in its plane; h < 0: none (empty window).
+struct Pick {
+    int64_t h = -1, w = -1;
+};
+
+// Max over rows [h0, h1) x columns [w0, w1) of a plane by the reference's rules (an
+// empty window gives 0 and no pick).
+inline float window_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                        bool propagate, Pick* pick) {
+    float best = 0.0f;
+    Pick at, first_nan;
+    for (int64_t h = h0; h < h1; ++h) {
+        const float* row = x + h * sh;
+        for (int64_t w = w0; w < w1; ++w) {
+            const float v = row[w * sw];
+            if (v != v) {
+                if (propagate) {
+                    *pick = {h, w};
+                    return v;
+                }
+                if (first_nan.h < 0) first_nan = {h, w};
+            } else if (at.h < 0 || v > best) {
+                best = v;
+                at = {h, w};
+            }
+        }
+    }
+    if (at.h < 0 && first_nan.h >= 0) {  // NaNs only
+        *pick = first_nan;
+        return NAN;
+    }
+    *pick = at;
+    return best;
+}
+
+// The same for windows without NaN, branch-free: false (nothing stored) when the window
+// holds a NaN, for window_max to decide. KH / KW > 0: the window is KH x KW (unrolled);
+// 0: the extents come from the bounds.
+template <int KH, int KW>
+inline bool window_max_plain(const float* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                             float* out, Pick* pick) {
+    const int64_t nh = KH > 0 ? KH : h1 - h0, nw = KW > 0 ? KW : w1 - w0;
+    if (nh <= 0 || nw <= 0) {
+        *out = 0.0f;
+        *pick = Pick();
+        return true;
+    }
+    const float* base = x + h0 * sh + w0 * sw;
+    float best = base[0];
+    int64_t br = 0, bs = 0;
+    bool nan = false;
+    for (int64_t r = 0; r < nh; ++r) {
+        const float* row = base + r * sh;
+        for (int64_t s = 0; s < nw; ++s) {
+            const float v = row[s * sw];
+            nan |= v != v;
+            const bool gt = v > best;  // strict: the first of equal values stays
+            best = gt ? v : best;
+            br = gt ? r : br;
+            bs = gt ? s : bs;
+        }
+    }
+    if (nan) return false;
+    *out = best;
+    *pick = {h0 + br, w0 + bs};
+    return true;
+}
+
+// window_max through the branch-free kernels where the window has no NaN.
+inline float pooled_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                        bool propagate, Pick* pick) {
+    float v;
+    bool done;
+    if (h1 - h0 == 2 && w1 - w0 == 2)
+        done = window_max_plain<2, 2>(x, sh, sw, h0, h1, w0, w1, &v, pick);
+    else if (h1 - h0 == 3 && w1 - w0 == 3)
+        done = window_max_plain<3, 3>(x, sh, sw, h0, h1, w0, w1, &v, pick);
+    else
+        done = window_max_plain<0, 0>(x, sh, sw, h0, h1, w0, w1, &v, pick);
+    return done ? v : window_max(x, sh, sw, h0, h1, w0, w1, propagate, pick);
+}
+
+class FastPoolingFwd final : public core::Impl<core::PoolingFwdProblem> {
+public:
+    const char* name() const override { return "fast_pooling_fwd_2d"; }
+    Status check(const core::PoolingFwdProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_geometry(p.g));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.x, "x"));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.y, "y"));
+        ODNN_REQUIRE_SUPPORTED(!overlap(bytes_of(p.x_data, p.x), bytes_of(p.y_data, p.y)), "y overlaps x");
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::PoolingFwdProblem& p) const override {
+        const core::PoolGeom& g = p.g;
+        const Plan plan(g);
+        const float* x = static_cast<const float*>(p.x_data);
+        float* y = static_cast<float*>(p.y_data);
+        const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3], syh = p.y.strides[2], syw = p.y.strides[3];
+        const double alpha = p.out.alpha, beta = p.out.beta;
+        const bool is_max = g.is_max();
+        const int64_t planes = g.n * g.c;
+#pragma omp parallel for schedule(static) if (planes > 1 && plan.work > kParallelMinWork)
+        for (int64_t nc = 0; nc < planes; ++nc) {
+            const int64_t n = nc / g.c, c = nc % g.c;
+            const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
+            float* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
+            for (int64_t oh = 0; oh < plan.OH; ++oh) {
+                const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+                float* yrow = yp + oh * syh;
+                for (int64_t ow = 0; ow < plan.OW; ++ow) {
+                    const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
+                    double r;
+                    if (is_max) {
+                        Pick pick;
+                        r = pooled_max(xp, sxh, sxw, h0, h1, w0, w1, g.propagate_nan, &pick);
+                    } else {
+                        double sum = 0.0;
+                        for (int64_t h = h0; h < h1; ++h)
+                            for (int64_t w = w0; w < w1; ++w) sum += static_cast<double>(xp[h * sxh + w * sxw]);
+                        const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
+                        r = div > 0 ? sum / div : 0.0;
+                    }
+                    float& out = yrow[ow * syw];
+                    out = static_cast<float>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(out));
+                }
+            }
+        }
+        return Status::ok();
+    }
+};
+
+class FastPoolingBwd final : public core::Impl<core::PoolingBwdProblem> {
+public:
+    const char* name() const override { return "fast_pooling_bwd_2d"; }
+    Status check(const core::PoolingBwdProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_geometry(p.g));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.x, "x"));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.dy, "dy"));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.dx, "dx"));
+        // dx is written plane by plane after that plane's x and dy were read: it may be
+        // one of them, viewed alike, but not overlap them otherwise. y is not read.
+        const Bytes dx = bytes_of(p.dx_data, p.dx);
+        ODNN_REQUIRE_SUPPORTED(!overlap(dx, bytes_of(p.x_data, p.x)) ||
+                                   (p.dx_data == p.x_data && same_view(p.dx, p.x)),
+                               "dx overlaps x");
+        ODNN_REQUIRE_SUPPORTED(!overlap(dx, bytes_of(p.dy_data, p.dy)) ||
+                                   (p.dx_data == p.dy_data && same_view(p.dx, p.dy)),
+                               "dx overlaps dy");
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::PoolingBwdProblem& p) const override {
+        const core::PoolGeom& g = p.g;
+        const Plan plan(g);
+        const float* x = static_cast<const float*>(p.x_data);
+        const float* dy = static_cast<const float*>(p.dy_data);
+        float* dx = static_cast<float*>(p.dx_data);
+        const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3];
+        const int64_t sdyh = p.dy.strides[2], sdyw = p.dy.strides[3];
+        const int64_t sdxh = p.dx.strides[2], sdxw = p.dx.strides[3];
+        const double alpha = p.out.alpha, beta = p.out.beta;
+        const bool is_max = g.is_max();
+        const int64_t planes = g.n * g.c;
+        const int64_t image = plan.H * plan.W;
+        // Max windows that do not overlap (stride >= window) give each input element at
+        // most one gradient: with beta = 0, dx is zero but at the picks, where it is
+        // alpha * dy, exactly what summing would give. Otherwise every contribution is
+        // summed in double in output order, then blended once.
+        const bool direct = is_max && beta == 0.0 && g.stride[0] >= g.win[0] && g.stride[1] >= g.win[1];
+#pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
+        {
+            std::vector<double> acc(direct ? 0 : static_cast<size_t>(image));
+            std::vector<Pick> picks(direct ? static_cast<size_t>(plan.OH * plan.OW) : 0);
+            std::vector<float> grads(picks.size());
+#pragma omp for schedule(static)
+            for (int64_t nc = 0; nc < planes; ++nc) {
+                const int64_t n = nc / g.c, c = nc % g.c;
+                const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
+                const float* dyp = dy + n * p.dy.strides[0] + c * p.dy.strides[1];
+                float* dxp = dx + n * p.dx.strides[0] + c * p.dx.strides[1];
+                if (direct) {
+                    // Every read of x and dy before the first write of dx (either may be dx).
+                    for (int64_t oh = 0, o = 0; oh < plan.OH; ++oh)
+                        for (int64_t ow = 0; ow < plan.OW; ++ow, ++o) {
+                            pooled_max(xp, sxh, sxw, plan.h0[oh], plan.h1[oh], plan.w0[ow], plan.w1[ow],
+                                       g.propagate_nan, &picks[o]);
+                            grads[o] = static_cast<float>(alpha * static_cast<double>(dyp[oh * sdyh + ow * sdyw]));
+                        }
+                    for (int64_t h = 0; h < plan.H; ++h) {
+                        float* row = dxp + h * sdxh;
+                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = 0.0f;
+                    }
+                    for (size_t o = 0; o < picks.size(); ++o)
+                        if (picks[o].h >= 0) dxp[picks[o].h * sdxh + picks[o].w * sdxw] = grads[o];
+                    continue;
+                }
+                std::fill(acc.begin(), acc.end(), 0.0);
+                for (int64_t oh = 0; oh < plan.OH; ++oh) {
+                    const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+                    for (int64_t ow = 0; ow < plan.OW; ++ow) {
+                        const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
+                        const double d = static_cast<double>(dyp[oh * sdyh + ow * sdyw]);
+                        if (is_max) {
+                            Pick pick;
+                            pooled_max(xp, sxh, sxw, h0, h1, w0, w1, g.propagate_nan, &pick);
+                            if (pick.h >= 0) acc[static_cast<size_t>(pick.h * plan.W + pick.w)] += d;
+                        } else {
+                            const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
+                            if (div > 0) {
+                                const double share = d / div;
+                                for (int64_t h = h0; h < h1; ++h)
+                                    for (int64_t w = w0; w < w1; ++w) acc[static_cast<size_t>(h * plan.W + w)] += share;
+                            }
+                        }
+                    }
+                }
+                for (int64_t h = 0; h < plan.H; ++h) {
+                    const double* a = acc.data() + h * plan.W;
+                    float* row = dxp + h * sdxh;
+                    if (beta == 0.0) {
+                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = static_cast<float>(alpha * a[w]);
+                    } else {
+                        for (int64_t w = 0; w < plan.W; ++w)
+                            row[w * sdxw] = static_cast<float>(alpha * a[w] + beta * static_cast<double>(row[w * sdxw]));
+                    }
+                }
+            }
+        }
+        return Status::ok();
+    }
+};
+
+}  // namespace
+
+ODNN_REGISTER_IMPL(cpu, core::PoolingFwdProblem, FastPoolingFwd, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::PoolingBwdProblem, FastPoolingBwd, core::kPriorityFast);
+
+}  // namespace odnn::cpu
