@@ -1,0 +1,432 @@
+// Spatial batch normalization (SPATIAL and SPATIAL_PERSISTENT; forward inference,
+// forward training, backward; the plain calls and the Ex / generic-family calls with a
+// fused activation or add) on FLOAT data with FLOAT parameters, when x and every other
+// data tensor of the call are laid out alike and densely packed (NCHW, NHWC or any other
+// dimension order without gaps).
+//
+// A packed tensor is then [outer][C][inner] in memory (NCHW: N x C x HW; NHWC: NHW x C
+// x 1), the same for every operand, so the kernels walk plain pointers:
+//   statistics    sums per channel in double, in fixed blocks of rows (partial sums
+//                 added in block order: results do not depend on the thread count);
+//                 long contiguous runs (NCHW) summed in 8 lanes, short ones (NHWC)
+//                 accumulated across the channels of a row;
+//   element-wise  the normalization, activation and blending in double per element,
+//                 rounded once to float.
+// Mean and variance are two-pass, as in the reference (core/norm_problem.hpp gives
+// the formulas); results agree with it to double rounding. Everything else
+// (PER_ACTIVATION, other types, strided views, differing layouts, partly overlapping
+// buffers) is left to the reference.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/impl_registry.hpp"
+#include "core/norm_math.hpp"
+#include "core/norm_problem.hpp"
+
+namespace odnn::cpu {
+
+using core::NormOps;
+using core::Status;
+
+namespace {
+
+// Elements per statistics block, and per call above which loops are split over threads.
+constexpr int64_t kBlockElems = int64_t{1} << 15;
+constexpr int64_t kParallelMin = int64_t{1} << 15;
+// Runs at least this long are summed run by run; shorter ones across the channels of a row.
+constexpr int64_t kRunMin = 32;
+constexpr int kLanes = 8;
+
+bool dense(const core::TensorDesc& t) {
+    if (t.vect_count != 1 || t.nb_dims < 1) return false;
+    int order[core::kDimMax];
+    int k = 0;
+    for (int d = 0; d < t.nb_dims; ++d) {
+        if (t.dims[d] < 1) return false;
+        if (t.dims[d] > 1) order[k++] = d;
+    }
+    for (int i = 1; i < k; ++i)  // by stride (at most 8 dims)
+        for (int j = i; j > 0 && t.strides[order[j]] < t.strides[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
+    int64_t expect = 1;
+    for (int i = 0; i < k; ++i) {
+        if (t.strides[order[i]] != expect) return false;
+        expect *= t.dims[order[i]];
+    }
+    return true;
+}
+
+bool same_view(const core::TensorDesc& a, const core::TensorDesc& b) {
+    if (a.nb_dims != b.nb_dims) return false;
+    for (int d = 0; d < a.nb_dims; ++d)
+        if (a.dims[d] != b.dims[d] || (a.dims[d] > 1 && a.strides[d] != b.strides[d])) return false;
+    return true;
+}
+
+// Data buffers of one view either are the same buffer or do not overlap.
+bool apart_or_same(const void* a, const void* b, int64_t elems) {
+    if (a == b) return true;
+    const char* pa = static_cast<const char*>(a);
+    const char* pb = static_cast<const char*>(b);
+    const size_t bytes = static_cast<size_t>(elems) * sizeof(float);
+    return pa + bytes <= pb || pb + bytes <= pa;
+}
+
+Status check_common(const core::NormCommon& k, const core::TensorDesc& x) {
+    ODNN_REQUIRE_SUPPORTED(k.g.per_channel, "PER_ACTIVATION mode");
+    ODNN_REQUIRE_SUPPORTED(k.dtype == CUDNN_DATA_FLOAT && k.param_dtype == CUDNN_DATA_FLOAT,
+                           "data or parameters not FLOAT");
+    ODNN_REQUIRE_SUPPORTED(dense(x), "x is not densely packed");
+    return Status::ok();
+}
+
+Status check_like_x(const core::TensorDesc& t, const char* name, const core::TensorDesc& x) {
+    ODNN_REQUIRE_SUPPORTED(same_view(t, x), "%s is not laid out as x", name);
+    return Status::ok();
+}
+
+// Element (o, c, i) of every data tensor lives at (o * C + c) * inner + i.
+struct Layout {
+    int64_t outer = 1, c = 1, inner = 1;
+    int64_t total() const { return outer * c * inner; }
+};
+
+Layout layout_of(const core::NormGeometry& g, const core::TensorDesc& x) {
+    Layout l;
+    l.c = g.c;
+    const int64_t total = g.n * g.c * g.s;
+    if (g.c == 1) {  // one channel: any split works; N runs of the rest
+        l.outer = g.n;
+        l.inner = total / g.n;
+    } else {  // dense: the dims inside C's stride fill exactly that stride
+        l.inner = x.strides[1];
+        l.outer = total / (g.c * l.inner);
+    }
+    return l;
+}
+
+// Per-channel parameter access (SPATIAL: 1 x C x 1 x 1, channel stride strides[1]).
+struct Param {
+    const float* p;
+    int64_t stride;
+    double operator[](int64_t c) const { return static_cast<double>(p[c * stride]); }
+};
+struct ParamOut {
+    float* p;
+    int64_t stride;
+    float& operator[](int64_t c) const { return p[c * stride]; }
+};
+
+// K sums of f(i) over i < len, each in kLanes partial sums added in a fixed order.
+template <int K, class F>
+inline void lane_sums(int64_t len, F f, double* out) {
+    double acc[K][kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= len; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) {
+            double v[K];
+            f(i + l, v);
+            for (int k = 0; k < K; ++k) acc[k][l] += v[k];
+        }
+    double tail[K] = {};
+    for (; i < len; ++i) {
+        double v[K];
+        f(i, v);
+        for (int k = 0; k < K; ++k) tail[k] += v[k];
+    }
+    for (int k = 0; k < K; ++k) {
+        double s = 0.0;
+        for (int l = 0; l < kLanes; ++l) s += acc[k][l];
+        out[k] += s + tail[k];
+    }
+}
+
+// sums[c * K + k] = sum over the elements j of channel c of f(c, j)[k]. The rows are
+// cut into blocks that depend on the shape only; each block's partial sums are added
+// in block order, so the result is the same whichever threads ran the blocks.
+template <int K, class F>
+void channel_sums(const Layout& l, F f, double* sums) {
+    const int64_t row = l.c * l.inner;
+    const int64_t rows_per_block = std::max<int64_t>(1, kBlockElems / std::max<int64_t>(1, row));
+    const int64_t blocks = (l.outer + rows_per_block - 1) / rows_per_block;
+    std::vector<double> part(static_cast<size_t>(blocks * l.c * K), 0.0);
+    const bool parallel = l.total() > kParallelMin;
+    if (l.inner >= kRunMin) {
+        // One task per (block, channel): runs of `inner` contiguous elements.
+#pragma omp parallel for schedule(static) if (parallel && blocks * l.c > 1)
+        for (int64_t t = 0; t < blocks * l.c; ++t) {
+            const int64_t b = t / l.c, c = t % l.c;
+            double* acc = &part[static_cast<size_t>((b * l.c + c) * K)];
+            const int64_t o_end = std::min(l.outer, (b + 1) * rows_per_block);
+            for (int64_t o = b * rows_per_block; o < o_end; ++o) {
+                const int64_t base = (o * l.c + c) * l.inner;
+                lane_sums<K>(l.inner, [&](int64_t i, double* v) { f(c, base + i, v); }, acc);
+            }
+        }
+    } else {
+        // One task per block: every row adds its elements to the block's per-channel
+        // sums (with inner == 1 the loop over channels vectorises).
+#pragma omp parallel for schedule(static) if (parallel && blocks > 1)
+        for (int64_t b = 0; b < blocks; ++b) {
+            double* acc = &part[static_cast<size_t>(b * l.c * K)];
+            const int64_t o_end = std::min(l.outer, (b + 1) * rows_per_block);
+            for (int64_t o = b * rows_per_block; o < o_end; ++o)
+                for (int64_t i = 0; i < l.inner; ++i)
+                    for (int64_t c = 0; c < l.c; ++c) {
+                        double v[K];
+                        f(c, (o * l.c + c) * l.inner + i, v);
+                        for (int k = 0; k < K; ++k) acc[c * K + k] += v[k];
+                    }
+        }
+    }
+    std::fill(sums, sums + l.c * K, 0.0);
+    for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t j = 0; j < l.c * K; ++j) sums[j] += part[static_cast<size_t>(b * l.c * K + j)];
+}
+
+// Mean and biased variance of every channel of x (two passes, as the reference).
+void channel_stats(const Layout& l, const float* x, std::vector<double>& mean, std::vector<double>& var) {
+    const double m = static_cast<double>(l.outer * l.inner);
+    mean.assign(static_cast<size_t>(l.c), 0.0);
+    var.assign(static_cast<size_t>(l.c), 0.0);
+    channel_sums<1>(l, [x](int64_t, int64_t j, double* v) { v[0] = static_cast<double>(x[j]); }, mean.data());
+    for (double& s : mean) s /= m;
+    const double* mu = mean.data();
+    channel_sums<1>(l, [x, mu](int64_t c, int64_t j, double* v) {
+        const double d = static_cast<double>(x[j]) - mu[c];
+        v[0] = d * d;
+    }, var.data());
+    for (double& s : var) s /= m;
+}
+
+// Visits every element j with its channel c: f(c, j). Runs of `inner` per (row, channel),
+// or (inner == 1) rows along the channels; split over threads by rows.
+template <class F>
+void for_each_element(const Layout& l, F f) {
+    const bool parallel = l.total() > kParallelMin;
+    if (l.inner == 1) {
+#pragma omp parallel for schedule(static) if (parallel && l.outer > 1)
+        for (int64_t o = 0; o < l.outer; ++o)
+            for (int64_t c = 0; c < l.c; ++c) f(c, o * l.c + c);
+    } else {
+#pragma omp parallel for schedule(static) if (parallel && l.outer * l.c > 1)
+        for (int64_t oc = 0; oc < l.outer * l.c; ++oc) {
+            const int64_t c = oc % l.c;
+            const int64_t base = oc * l.inner;
+            for (int64_t i = 0; i < l.inner; ++i) f(c, base + i);
+        }
+    }
+}
+
+// y = alpha * act(k[c] * (x - mean[c]) + bias[c] [+ z]) (+ beta * y), k = inv_std * scale.
+void apply_forward(const core::NormCommon& kc, const Layout& l, const float* x, const float* z, float* y,
+                   const core::Scale& out, const double* mean, const double* k, const double* bias) {
+    const double alpha = out.alpha, beta = out.beta;
+    if (kc.ops == NormOps::norm && beta == 0.0) {
+        for_each_element(l, [=](int64_t c, int64_t j) {
+            y[j] = static_cast<float>(alpha * ((static_cast<double>(x[j]) - mean[c]) * k[c] + bias[c]));
+        });
+        return;
+    }
+    const NormOps ops = kc.ops;
+    const core::NormActivation act = kc.act;
+    for_each_element(l, [=](int64_t c, int64_t j) {
+        double v = (static_cast<double>(x[j]) - mean[c]) * k[c] + bias[c];
+        if (ops == NormOps::add_act) v += static_cast<double>(z[j]);
+        if (ops != NormOps::norm) v = core::norm_act_forward(act, v);
+        y[j] = static_cast<float>(beta == 0.0 ? alpha * v : alpha * v + beta * static_cast<double>(y[j]));
+    });
+}
+
+// ---- Forward inference ----
+
+class FastBnFwdInference final : public core::Impl<core::BnFwdInferenceProblem> {
+public:
+    const char* name() const override { return "fast_batchnorm_fwd_inference"; }
+    Status check(const core::BnFwdInferenceProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
+        ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
+        const int64_t n = p.x.num_elements();
+        ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
+        if (p.k.ops == NormOps::add_act) {
+            ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
+            ODNN_REQUIRE_SUPPORTED(apart_or_same(p.z_data, p.y_data, n), "y partly overlaps z");
+        }
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::BnFwdInferenceProblem& p) const override {
+        const Layout l = layout_of(p.k.g, p.x);
+        const Param scale{static_cast<const float*>(p.scale), p.scale_bias.strides[1]};
+        const Param bias{static_cast<const float*>(p.bias), p.scale_bias.strides[1]};
+        const Param mean{static_cast<const float*>(p.mean), p.mean_var.strides[1]};
+        const Param var{static_cast<const float*>(p.var), p.mean_var.strides[1]};
+        std::vector<double> mu(l.c), k(l.c), b(l.c);
+        for (int64_t c = 0; c < l.c; ++c) {
+            mu[c] = mean[c];
+            k[c] = 1.0 / std::sqrt(var[c] + p.k.epsilon) * scale[c];
+            b[c] = bias[c];
+        }
+        apply_forward(p.k, l, static_cast<const float*>(p.x_data), static_cast<const float*>(p.z_data),
+                      static_cast<float*>(p.y_data), p.out, mu.data(), k.data(), b.data());
+        return Status::ok();
+    }
+};
+
+// ---- Forward training ----
+
+class FastBnFwdTraining final : public core::Impl<core::BnFwdTrainingProblem> {
+public:
+    const char* name() const override { return "fast_batchnorm_fwd_training"; }
+    Status check(const core::BnFwdTrainingProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
+        ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
+        const int64_t n = p.x.num_elements();
+        ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
+        if (p.k.ops == NormOps::add_act) {
+            ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
+            ODNN_REQUIRE_SUPPORTED(apart_or_same(p.z_data, p.y_data, n), "y partly overlaps z");
+        }
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::BnFwdTrainingProblem& p) const override {
+        const Layout l = layout_of(p.k.g, p.x);
+        const float* x = static_cast<const float*>(p.x_data);
+        std::vector<double> mean, var;
+        channel_stats(l, x, mean, var);
+        const int64_t sb = p.scale_bias.strides[1], mv = p.mean_var.strides[1];
+        const Param scale{static_cast<const float*>(p.scale), sb};
+        const Param bias{static_cast<const float*>(p.bias), sb};
+        const double m = static_cast<double>(l.outer * l.inner);
+        // Unbiased variance for the running average; one element per channel: the biased (0).
+        const double unbias = l.outer * l.inner > 1 ? m / (m - 1.0) : 1.0;
+        std::vector<double> k(l.c), b(l.c);
+        for (int64_t c = 0; c < l.c; ++c) {
+            const double inv_std = 1.0 / std::sqrt(var[c] + p.k.epsilon);
+            if (p.running_mean) {
+                const ParamOut rm{static_cast<float*>(p.running_mean), mv};
+                const ParamOut rv{static_cast<float*>(p.running_var), mv};
+                rm[c] = static_cast<float>((1.0 - p.factor) * static_cast<double>(rm[c]) + p.factor * mean[c]);
+                rv[c] = static_cast<float>((1.0 - p.factor) * static_cast<double>(rv[c]) + p.factor * var[c] * unbias);
+            }
+            if (p.save_mean) {
+                ParamOut{static_cast<float*>(p.save_mean), mv}[c] = static_cast<float>(mean[c]);
+                ParamOut{static_cast<float*>(p.save_inv_var), mv}[c] = static_cast<float>(inv_std);
+            }
+            k[c] = inv_std * scale[c];
+            b[c] = bias[c];
+        }
+        apply_forward(p.k, l, x, static_cast<const float*>(p.z_data), static_cast<float*>(p.y_data), p.out,
+                      mean.data(), k.data(), b.data());
+        return Status::ok();
+    }
+};
+
+// ---- Backward ----
+
+class FastBnBackward final : public core::Impl<core::BnBackwardProblem> {
+public:
+    const char* name() const override { return "fast_batchnorm_bwd"; }
+    Status check(const core::BnBackwardProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
+        ODNN_RETURN_IF_ERROR(check_like_x(p.dy, "dy", p.x));
+        ODNN_RETURN_IF_ERROR(check_like_x(p.dx, "dx", p.x));
+        const bool act = p.k.ops != NormOps::norm, add = p.k.ops == NormOps::add_act;
+        if (act) ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
+        if (add) ODNN_RETURN_IF_ERROR(check_like_x(p.dz, "dz", p.x));
+        // Every element is read before it is written: an output may be an input, but
+        // must not overlap one elsewhere.
+        const int64_t n = p.x.num_elements();
+        const void* ins[] = {p.x_data, p.dy_data, act ? p.y_data : p.x_data};
+        void* outs[] = {p.dx_data, add ? p.dz_data : p.dx_data};
+        for (void* o : outs)
+            for (const void* i : ins)
+                ODNN_REQUIRE_SUPPORTED(apart_or_same(o, i, n), "an output partly overlaps an input");
+        ODNN_REQUIRE_SUPPORTED(apart_or_same(outs[0], outs[1], n), "dx partly overlaps dz");
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::BnBackwardProblem& p) const override {
+        const core::NormCommon& kc = p.k;
+        const Layout l = layout_of(kc.g, p.x);
+        const float* x = static_cast<const float*>(p.x_data);
+        const float* dy = static_cast<const float*>(p.dy_data);
+        const float* y = static_cast<const float*>(p.y_data);
+        const int64_t sb = p.scale_bias.strides[1], mv = p.mean_var.strides[1];
+        std::vector<double> mean(l.c), inv_std(l.c);
+        if (p.saved_mean) {
+            const Param sm{static_cast<const float*>(p.saved_mean), mv};
+            const Param si{static_cast<const float*>(p.saved_inv_var), mv};
+            for (int64_t c = 0; c < l.c; ++c) {
+                mean[c] = sm[c];
+                inv_std[c] = si[c];
+            }
+        } else {
+            std::vector<double> var;
+            channel_stats(l, x, mean, var);
+            for (int64_t c = 0; c < l.c; ++c) inv_std[c] = 1.0 / std::sqrt(var[c] + kc.epsilon);
+        }
+        const double* mu = mean.data();
+        const bool act = kc.ops != NormOps::norm;
+        const core::NormActivation a = kc.act;
+        // dy' = dy * act'(y): the gradient at the normalization's output.
+        auto grad = [=](int64_t j) {
+            double d = static_cast<double>(dy[j]);
+            if (act) d *= core::norm_act_grad_from_y(a, static_cast<double>(y[j]));
+            return d;
+        };
+        // sums[2c] = sum dy', sums[2c + 1] = sum dy' * (x - mean).
+        std::vector<double> sums(static_cast<size_t>(2 * l.c));
+        if (act)
+            channel_sums<2>(l, [=](int64_t c, int64_t j, double* v) {
+                v[0] = grad(j);
+                v[1] = v[0] * (static_cast<double>(x[j]) - mu[c]);
+            }, sums.data());
+        else
+            channel_sums<2>(l, [=](int64_t c, int64_t j, double* v) {
+                v[0] = static_cast<double>(dy[j]);
+                v[1] = v[0] * (static_cast<double>(x[j]) - mu[c]);
+            }, sums.data());
+        const Param scale{static_cast<const float*>(p.scale), sb};
+        const double inv_m = 1.0 / static_cast<double>(l.outer * l.inner);
+        // dx = ks * (dy' - mean_dy - (x - mean) * kx), with xhat = (x - mean) * inv_std.
+        std::vector<double> ks(l.c), mdy(l.c), kx(l.c);
+        for (int64_t c = 0; c < l.c; ++c) {
+            const double sum_dy = sums[2 * c], sum_dy_xhat = sums[2 * c + 1] * inv_std[c];
+            ks[c] = scale[c] * inv_std[c];
+            mdy[c] = sum_dy * inv_m;
+            kx[c] = inv_std[c] * sum_dy_xhat * inv_m;
+            const ParamOut ds{static_cast<float*>(p.dscale), sb}, db{static_cast<float*>(p.dbias), sb};
+            const double pa = p.param.alpha, pb = p.param.beta;
+            ds[c] = static_cast<float>(pb == 0.0 ? pa * sum_dy_xhat : pa * sum_dy_xhat + pb * static_cast<double>(ds[c]));
+            db[c] = static_cast<float>(pb == 0.0 ? pa * sum_dy : pa * sum_dy + pb * static_cast<double>(db[c]));
+        }
+        float* dx = static_cast<float*>(p.dx_data);
+        float* dz = static_cast<float*>(p.dz_data);
+        const double alpha = p.data.alpha, beta = p.data.beta;
+        const double *pks = ks.data(), *pmdy = mdy.data(), *pkx = kx.data();
+        if (!act && beta == 0.0) {
+            for_each_element(l, [=](int64_t c, int64_t j) {
+                const double d = static_cast<double>(dy[j]);
+                dx[j] = static_cast<float>(alpha * (pks[c] * (d - pmdy[c] - (static_cast<double>(x[j]) - mu[c]) * pkx[c])));
+            });
+            return Status::ok();
+        }
+        const bool add = kc.ops == NormOps::add_act;
+        for_each_element(l, [=](int64_t c, int64_t j) {
+            const double d = grad(j);
+            const double v = pks[c] * (d - pmdy[c] - (static_cast<double>(x[j]) - mu[c]) * pkx[c]);
+            dx[j] = static_cast<float>(beta == 0.0 ? alpha * v : alpha * v + beta * static_cast<double>(dx[j]));
+            if (add)
+                dz[j] = static_cast<float>(beta == 0.0 ? alpha * d : alpha * d + beta * static_cast<double>(dz[j]));
+        });
+        return Status::ok();
+    }
+};
+
+}  // namespace
+
+ODNN_REGISTER_IMPL(cpu, core::BnFwdInferenceProblem, FastBnFwdInference, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::BnFwdTrainingProblem, FastBnFwdTraining, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::BnBackwardProblem, FastBnBackward, core::kPriorityFast);
+
+}  // namespace odnn::cpu
