@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/impl_registry.hpp"
@@ -191,6 +192,77 @@ inline float pooled_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int6
     return done ? v : window_max(x, sh, sw, h0, h1, w0, w1, propagate, pick);
 }
 
+// 2x2 windows at stride 2 along unit-stride rows r0 and r1 (the window's two rows), for n
+// consecutive outputs whose windows lie inside the plane: the max of each and which of
+// its four elements it is (0..3 in window order, the first of equal values). Vectorises;
+// false when a NaN was seen (the outputs are then to be recomputed by the rules).
+inline bool max_2x2_s2_row(const float* __restrict r0, const float* __restrict r1, int64_t n, float* __restrict val,
+                           int32_t* __restrict which) {
+    int nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float a = r0[2 * i], b = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];
+        nan |= (a != a) | (b != b) | (c != c) | (d != d);
+        float m = a;
+        int32_t k = 0;
+        bool gt = b > m;
+        m = gt ? b : m;
+        k = gt ? 1 : k;
+        gt = c > m;
+        m = gt ? c : m;
+        k = gt ? 2 : k;
+        gt = d > m;
+        m = gt ? d : m;
+        k = gt ? 3 : k;
+        val[i] = m;
+        which[i] = k;
+    }
+    return nan == 0;
+}
+
+// Per-thread scratch of one plane's max pooling: values and picks of every output.
+struct MaxScratch {
+    std::vector<float> val;
+    std::vector<Pick> pick;
+    std::vector<int32_t> which;
+    explicit MaxScratch(const Plan& plan)
+        : val(static_cast<size_t>(plan.OH * plan.OW)), pick(val.size()), which(static_cast<size_t>(plan.OW)) {}
+};
+
+// Max pooling of one plane into s.val / s.pick (row-major over the outputs). 2x2 windows
+// at stride 2 over unit-stride rows take the vector row kernel where they lie inside
+// the plane; everything else (and rows holding NaN) goes output by output.
+void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64_t sh, int64_t sw, MaxScratch& s) {
+    const bool rows22 = sw == 1 && g.win[0] == 2 && g.win[1] == 2 && g.stride[1] == 2;
+    // Outputs [lo, hi) whose 2-wide windows start at 2 * ow - pad >= 0 and end <= W.
+    const int64_t pad = g.pad[1];
+    const int64_t lo = rows22 ? std::min<int64_t>(plan.OW, (pad + 1) / 2) : 0;
+    const int64_t hi = rows22 ? std::max(lo, std::min<int64_t>(plan.OW, core::floor_div(plan.W + pad - 2, 2) + 1)) : 0;
+    for (int64_t oh = 0; oh < plan.OH; ++oh) {
+        const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+        float* val = s.val.data() + oh * plan.OW;
+        Pick* pick = s.pick.data() + oh * plan.OW;
+        int64_t vec_lo = 0, vec_hi = 0;  // outputs the row kernel covered
+        if (rows22 && h1 - h0 == 2 && hi > lo) {
+            const float* r0 = xp + h0 * sh + (2 * lo - pad);
+            if (max_2x2_s2_row(r0, r0 + sh, hi - lo, val + lo, s.which.data())) {
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                    const int32_t k = s.which[static_cast<size_t>(ow - lo)];
+                    pick[ow] = {h0 + (k >> 1), plan.w0[ow] + (k & 1)};
+                }
+                vec_lo = lo;
+                vec_hi = hi;
+            }
+        }
+        for (int64_t ow = 0; ow < plan.OW; ++ow) {
+            if (ow == vec_lo && vec_hi > vec_lo) {
+                ow = vec_hi - 1;
+                continue;
+            }
+            val[ow] = pooled_max(xp, sh, sw, h0, h1, plan.w0[ow], plan.w1[ow], g.propagate_nan, &pick[ow]);
+        }
+    }
+}
+
 class FastPoolingFwd final : public core::Impl<core::PoolingFwdProblem> {
 public:
     const char* name() const override { return "fast_pooling_fwd_2d"; }
@@ -210,29 +282,33 @@ public:
         const double alpha = p.out.alpha, beta = p.out.beta;
         const bool is_max = g.is_max();
         const int64_t planes = g.n * g.c;
-#pragma omp parallel for schedule(static) if (planes > 1 && plan.work > kParallelMinWork)
-        for (int64_t nc = 0; nc < planes; ++nc) {
-            const int64_t n = nc / g.c, c = nc % g.c;
-            const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
-            float* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
-            for (int64_t oh = 0; oh < plan.OH; ++oh) {
-                const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
-                float* yrow = yp + oh * syh;
-                for (int64_t ow = 0; ow < plan.OW; ++ow) {
-                    const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
-                    double r;
-                    if (is_max) {
-                        Pick pick;
-                        r = pooled_max(xp, sxh, sxw, h0, h1, w0, w1, g.propagate_nan, &pick);
-                    } else {
-                        double sum = 0.0;
-                        for (int64_t h = h0; h < h1; ++h)
-                            for (int64_t w = w0; w < w1; ++w) sum += static_cast<double>(xp[h * sxh + w * sxw]);
-                        const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
-                        r = div > 0 ? sum / div : 0.0;
+#pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
+        {
+            std::unique_ptr<MaxScratch> scratch(is_max ? new MaxScratch(plan) : nullptr);
+#pragma omp for schedule(static)
+            for (int64_t nc = 0; nc < planes; ++nc) {
+                const int64_t n = nc / g.c, c = nc % g.c;
+                const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
+                float* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
+                if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
+                for (int64_t oh = 0; oh < plan.OH; ++oh) {
+                    const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+                    float* yrow = yp + oh * syh;
+                    for (int64_t ow = 0; ow < plan.OW; ++ow) {
+                        const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
+                        double r;
+                        if (is_max) {
+                            r = static_cast<double>(scratch->val[static_cast<size_t>(oh * plan.OW + ow)]);
+                        } else {
+                            double sum = 0.0;
+                            for (int64_t h = h0; h < h1; ++h)
+                                for (int64_t w = w0; w < w1; ++w) sum += static_cast<double>(xp[h * sxh + w * sxw]);
+                            const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
+                            r = div > 0 ? sum / div : 0.0;
+                        }
+                        float& out = yrow[ow * syw];
+                        out = static_cast<float>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(out));
                     }
-                    float& out = yrow[ow * syw];
-                    out = static_cast<float>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(out));
                 }
             }
         }
@@ -280,28 +356,28 @@ public:
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
             std::vector<double> acc(direct ? 0 : static_cast<size_t>(image));
-            std::vector<Pick> picks(direct ? static_cast<size_t>(plan.OH * plan.OW) : 0);
-            std::vector<float> grads(picks.size());
+            std::unique_ptr<MaxScratch> scratch(is_max ? new MaxScratch(plan) : nullptr);
+            std::vector<float> grads(direct ? static_cast<size_t>(plan.OH * plan.OW) : 0);
 #pragma omp for schedule(static)
             for (int64_t nc = 0; nc < planes; ++nc) {
                 const int64_t n = nc / g.c, c = nc % g.c;
                 const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
                 const float* dyp = dy + n * p.dy.strides[0] + c * p.dy.strides[1];
                 float* dxp = dx + n * p.dx.strides[0] + c * p.dx.strides[1];
+                // Every read of x and dy comes before the first write of dx (either may be dx).
+                if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
                 if (direct) {
-                    // Every read of x and dy before the first write of dx (either may be dx).
                     for (int64_t oh = 0, o = 0; oh < plan.OH; ++oh)
-                        for (int64_t ow = 0; ow < plan.OW; ++ow, ++o) {
-                            pooled_max(xp, sxh, sxw, plan.h0[oh], plan.h1[oh], plan.w0[ow], plan.w1[ow],
-                                       g.propagate_nan, &picks[o]);
+                        for (int64_t ow = 0; ow < plan.OW; ++ow, ++o)
                             grads[o] = static_cast<float>(alpha * static_cast<double>(dyp[oh * sdyh + ow * sdyw]));
-                        }
                     for (int64_t h = 0; h < plan.H; ++h) {
                         float* row = dxp + h * sdxh;
                         for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = 0.0f;
                     }
-                    for (size_t o = 0; o < picks.size(); ++o)
-                        if (picks[o].h >= 0) dxp[picks[o].h * sdxh + picks[o].w * sdxw] = grads[o];
+                    for (size_t o = 0; o < grads.size(); ++o) {
+                        const Pick& pk = scratch->pick[o];
+                        if (pk.h >= 0) dxp[pk.h * sdxh + pk.w * sdxw] = grads[o];
+                    }
                     continue;
                 }
                 std::fill(acc.begin(), acc.end(), 0.0);
@@ -311,9 +387,8 @@ public:
                         const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
                         const double d = static_cast<double>(dyp[oh * sdyh + ow * sdyw]);
                         if (is_max) {
-                            Pick pick;
-                            pooled_max(xp, sxh, sxw, h0, h1, w0, w1, g.propagate_nan, &pick);
-                            if (pick.h >= 0) acc[static_cast<size_t>(pick.h * plan.W + pick.w)] += d;
+                            const Pick& pk = scratch->pick[static_cast<size_t>(oh * plan.OW + ow)];
+                            if (pk.h >= 0) acc[static_cast<size_t>(pk.h * plan.W + pk.w)] += d;
                         } else {
                             const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
                             if (div > 0) {
