@@ -31,6 +31,9 @@ struct TcProblem {
     float alpha = 1.0f, beta = 0.0f;
     void* workspace = nullptr;
     cudaStream_t stream = nullptr;
+    // Used where the problem runs as a GEMM (GemmProblem): reduction pieces, fp32 dgrad.
+    int batch = 1;
+    bool out_f32 = false;
 };
 
 enum class TcCall {
@@ -48,9 +51,14 @@ enum class TcType { f16, bf16 };
 //   fprop  A = x   [m = NPQ][k = C],   B = w [n = K][k = C]    (both K-contiguous)
 //   dgrad  A = dy  [m = NPQ][k = K],   B = w [k = K][n = C]
 //   wgrad  A = dy  [k = NPQ][m = K],   B = x [k = NPQ][n = C]  (the reduction outermost)
-// Every dimension is a multiple of 8 where it is contiguous. Written in the data type.
+// Every dimension is a multiple of 8 where it is contiguous. fprop writes the data type;
+// wgrad writes FLOAT; dgrad writes the data type or, with `out_f32`, FLOAT. `batch` > 1:
+// L products of consecutive, equally long reduction pieces (a and b advance by m * k and
+// n * k elements, out by m * n), each written whole (the caller sums them).
 struct GemmProblem {
     int m = 0, n = 0, k = 0;
+    int batch = 1;
+    bool out_f32 = false;
     const void* a = nullptr;
     const void* b = nullptr;
     void* out = nullptr;
@@ -67,10 +75,15 @@ core::Status dgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status dgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+// Filter gradients with K <= 64: 64 x 128 tiles (a 128-row tile would be half empty).
+core::Status wgrad_m64_f16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_m64_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_fprop_f16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_fprop_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_dgrad_f16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_dgrad_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_dgrad_f16_f32(const GemmProblem& p, TcCall call, size_t* bytes);
+core::Status gemm_dgrad_bf16_f32(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_wgrad_f16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_wgrad_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
 
@@ -79,7 +92,9 @@ inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call,
     switch (op) {
         case TcOp::fprop: return h ? fprop_f16(p, call, bytes) : fprop_bf16(p, call, bytes);
         case TcOp::dgrad: return h ? dgrad_f16(p, call, bytes) : dgrad_bf16(p, call, bytes);
-        case TcOp::wgrad: return h ? wgrad_f16(p, call, bytes) : wgrad_bf16(p, call, bytes);
+        case TcOp::wgrad:
+            if (p.k <= 64) return h ? wgrad_m64_f16(p, call, bytes) : wgrad_m64_bf16(p, call, bytes);
+            return h ? wgrad_f16(p, call, bytes) : wgrad_bf16(p, call, bytes);
     }
     return core::Status(CUDNN_STATUS_INTERNAL_ERROR, "unknown tensor-core operator");
 }
@@ -88,7 +103,9 @@ inline core::Status dispatch_gemm(TcOp op, TcType t, const GemmProblem& p, TcCal
     const bool h = t == TcType::f16;
     switch (op) {
         case TcOp::fprop: return h ? gemm_fprop_f16(p, call, bytes) : gemm_fprop_bf16(p, call, bytes);
-        case TcOp::dgrad: return h ? gemm_dgrad_f16(p, call, bytes) : gemm_dgrad_bf16(p, call, bytes);
+        case TcOp::dgrad:
+            if (p.out_f32) return h ? gemm_dgrad_f16_f32(p, call, bytes) : gemm_dgrad_bf16_f32(p, call, bytes);
+            return h ? gemm_dgrad_f16(p, call, bytes) : gemm_dgrad_bf16(p, call, bytes);
         case TcOp::wgrad: return h ? gemm_wgrad_f16(p, call, bytes) : gemm_wgrad_bf16(p, call, bytes);
     }
     return core::Status(CUDNN_STATUS_INTERNAL_ERROR, "unknown tensor-core operator");

@@ -179,7 +179,7 @@ constexpr int kMaxSlices = 32;  // concurrent batch slices of a filter gradient
 struct Plan {
     bool packed = false;
     bool im2col = false;
-    bool gemm = false;  // wgrad: the whole reduction is one GEMM (see core_call)
+    bool gemm = false;  // wgrad: one batched GEMM over `splits` pieces (see core_call)
     // Packed path: operands the kernels use in place (already dense channels-last with
     // unpadded channels, 16-byte aligned; decided at execution), and outputs they write in
     // place through alpha / beta. The workspace keeps room for their copies regardless.
@@ -215,6 +215,8 @@ sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
         t.stride[i] = static_cast<int>(p.stride[i + 1]);
         t.dil[i] = static_cast<int>(p.dil[i + 1]);
     }
+    if (p.kind == ConvKind::bwd_filter && l.gemm) t.batch = l.splits;
+    t.out_f32 = l.im2col && p.kind == ConvKind::bwd_data;  // col2im sums it again
     if (l.im2col) {  // a 1 x 1 convolution over the im2col matrix
         t.h = static_cast<int>(p.out[1]);
         t.w = static_cast<int>(p.out[2]);
@@ -252,7 +254,7 @@ bool gemm_shape(const sm90::TcProblem& t) {
 }
 
 // Runs (or checks, or sizes) a kernel problem: as a GEMM where it is one, else as an
-// implicit-GEMM convolution. The GEMM's filter gradient is written in the data type.
+// implicit-GEMM convolution.
 Status core_call(sm90::TcOp op, sm90::TcType ty, const sm90::TcProblem& t, sm90::TcCall call, size_t* bytes) {
     if (!gemm_shape(t)) return sm90::dispatch(op, ty, t, call, bytes);
     sm90::GemmProblem g;
@@ -260,8 +262,10 @@ Status core_call(sm90::TcOp op, sm90::TcType ty, const sm90::TcProblem& t, sm90:
     switch (op) {
         case sm90::TcOp::fprop: g.m = pix; g.n = t.k; g.k = t.c; break;
         case sm90::TcOp::dgrad: g.m = pix; g.n = t.c; g.k = t.k; break;
-        case sm90::TcOp::wgrad: g.m = t.k; g.n = t.c; g.k = pix; break;
+        case sm90::TcOp::wgrad: g.m = t.k; g.n = t.c; g.k = pix / t.batch; break;  // t.batch divides t.n
     }
+    g.batch = t.batch;
+    g.out_f32 = t.out_f32;
     g.a = t.a;
     g.b = t.b;
     g.out = t.out;
@@ -340,7 +344,9 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     l.col_c = round8(p.c * R * S);
     ODNN_REQUIRE_SUPPORTED(!l.im2col || p.n * P * Q * l.col_c < (int64_t{1} << 31),
                            "an im2col matrix of 2^31 or more elements");
-    const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * 2;
+    ODNN_REQUIRE_SUPPORTED(!l.im2col || l.col_c <= 3072, "im2col rows of more than 3072 taps");  // (its tap table)
+    // (backward data of an im2col plan: the fp32 gradient of the im2col matrix)
+    const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * (l.im2col && p.kind == ConvKind::bwd_data ? 4 : 2);
     const size_t w_bytes = static_cast<size_t>(filter_elems(p, l)) * 2;
     const size_t y_bytes = static_cast<size_t>(p.n * P * Q * l.kp) * 2;
     size_t off = 0;
@@ -355,19 +361,26 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         l.y_off = take(y_bytes);
     }
     sm90::TcProblem t = tc_base(p, l);
+    const int64_t tile_m = l.kp <= 64 && !gemm_shape(t) ? 64 : 128;  // (the conv wgrad's 64-row instance)
+    const int64_t tiles = (l.kp + tile_m - 1) / tile_m * ((filter_elems(p, l) / l.kp + 127) / 128);
     if (p.kind == ConvKind::bwd_filter && gemm_shape(t)) {
-        // One GEMM; its scheduler splits the reduction. Packed: the result (in the data
-        // type) goes to the workspace and back through unpack; else straight to dw.
+        // One batched GEMM: the reduction over images cut into `splits` equal pieces (a
+        // divisor of N), about one wave of tiles, fp32 partial sums added by unpack.
         l.gemm = true;
-        l.per = p.n;
-        if (packed) l.part_off = take(static_cast<size_t>(filter_elems(p, l)) * 2);
+        l.splits = 1;
+        for (int64_t d = 1; d <= p.n; ++d)
+            if (p.n % d == 0 && tiles * d <= sm_count()) l.splits = static_cast<int>(d);
+        l.per = p.n / l.splits;
+        t.batch = l.splits;  // (tc_base sets it from now on)
+        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
     } else if (p.kind == ConvKind::bwd_filter) {
-        const int64_t tiles = (l.kp + 127) / 128 * ((filter_elems(p, l) / l.kp + 127) / 128);
-        int64_t splits = (2 * sm_count() + tiles - 1) / tiles;
+        // Concurrent batch slices: each a launch of its own, so few of them (measured on
+        // the H200: eight beat both four and sixteen or more on 3x3 filter gradients).
+        int64_t splits = (sm_count() + tiles - 1) / tiles;
         static const int64_t cap = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
             const char* e = std::getenv("ODNN_CONV_WGRAD_MAX_SPLITS");
             const long v = e ? std::strtol(e, nullptr, 10) : 0;
-            return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{kMaxSlices};
+            return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{8};
         }();
         splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, cap}));
         l.per = (p.n + splits - 1) / splits;
@@ -408,7 +421,7 @@ void decide_direct(const ConvProblem& p, Plan* l) {
                   (!l->im2col || (unit && l->col_c == p.c));
     l->y_direct = l->kp == p.k && dense_nhwc(p.y) && aligned16(p.y_data);
     if (p.kind == ConvKind::fwd && p.epi.enabled) l->y_direct = false;  // written through the epilogue
-    if (p.kind == ConvKind::bwd_filter && !l->gemm) l->w_direct = false;  // fp32 partials, summed by unpack
+    if (p.kind == ConvKind::bwd_filter) l->w_direct = false;  // fp32 partials, summed by unpack
 }
 
 // ---- packing kernels ----
@@ -452,14 +465,24 @@ struct Im2colGeo {
 };
 
 // One thread per 8 consecutive columns of a row (one 16-byte store); 32-bit index math
-// (make_plan keeps the matrix under 2^31 elements). `vec`: C is a multiple of 8 and x is
-// channel-contiguous and 16-byte aligned, so the 8 columns are one 16-byte load of x.
+// (make_plan keeps the matrix under 2^31 elements).
+// Vec: C is a multiple of 8, x channel-contiguous and 16-byte aligned: the 8 columns are
+// one 16-byte load of x. Otherwise each column is gathered, its tap offsets read from a
+// per-block table (column -> r * dil, s * dil, channel offset) in shared memory.
 template <bool Vec>
 __global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int col_c,
                                    uint16_t* __restrict__ out, int chunks) {
+    extern __shared__ int4 tab[];  // !Vec: col_c entries {dh, dw, channel offset, valid}
     const int cv = col_c / 8, c = static_cast<int>(g.c), taps = c * static_cast<int>(g.r * g.s);
     const int s_w = static_cast<int>(g.s), gq = static_cast<int>(g.q), gp = static_cast<int>(g.p);
     const int h = static_cast<int>(g.h), w = static_cast<int>(g.w);
+    if (!Vec) {
+        for (int j = threadIdx.x; j < col_c; j += blockDim.x) {
+            const int t = j / c, cc = j - t * c, r = t / s_w;
+            tab[j] = make_int4(r * g.dil[0], (t - r * s_w) * g.dil[1], static_cast<int>(cc * st.s[1]), j < taps);
+        }
+        __syncthreads();
+    }
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < chunks; i += gridDim.x * blockDim.x) {
         const int j0 = (i % cv) * 8;
         int row = i / cv;
@@ -480,11 +503,9 @@ __global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, 
             uint16_t* e = reinterpret_cast<uint16_t*>(&v);
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
-                const int j = j0 + k;
-                if (j >= taps) break;
-                const int t = j / c, cc = j - t * c, r = t / s_w;
-                const int ih = h0 + r * g.dil[0], iw = w0 + (t - r * s_w) * g.dil[1];
-                if (ih >= 0 && ih < h && iw >= 0 && iw < w) e[k] = __ldg(xn + cc * st.s[1] + ih * st.s[3] + iw * st.s[4]);
+                const int4 tk = tab[j0 + k];
+                const int ih = h0 + tk.x, iw = w0 + tk.y;
+                if (tk.w && ih >= 0 && ih < h && iw >= 0 && iw < w) e[k] = __ldg(xn + tk.z + ih * st.s[3] + iw * st.s[4]);
             }
         }
         reinterpret_cast<uint4*>(out)[i] = v;
@@ -514,42 +535,50 @@ Status im2col(const void* x, const ConvTensor& xt, const Im2colGeo& g, int64_t c
         im2col_pack_kernel<true><<<grid_for(chunks), 256, 0, st>>>(static_cast<const uint16_t*>(x), s, g,
                                                                    static_cast<int>(col_c), out, chunks);
     else
-        im2col_pack_kernel<false><<<grid_for(chunks), 256, 0, st>>>(static_cast<const uint16_t*>(x), s, g,
-                                                                    static_cast<int>(col_c), out, chunks);
+        im2col_pack_kernel<false><<<grid_for(chunks), 256, col_c * sizeof(int4), st>>>(
+            static_cast<const uint16_t*>(x), s, g, static_cast<int>(col_c), out, chunks);
     return core::cuda_check_launch("im2col_pack_kernel");
 }
 
-// Backward data of a small-channel layer from the gradient of its im2col matrix:
+// Backward data of a small-channel layer from the fp32 gradient of its im2col matrix:
 // dx[n][c][h][w] = alpha * (sum of dcol[n][p][q][(r, s, c)] over the taps that read x at
 // (h, w)) + beta * dx, one thread per dx element, gathering (no atomics: deterministic).
+// With dilation 1 the taps reaching row y are r = (y + pad) % sh, then every sh-th: stepped
+// directly rather than tested.
 template <class T>
-__global__ void col2im_kernel(const T* __restrict__ dcol, Im2colGeo g, int col_c, T* dx, Strided4 st, float alpha,
+__global__ void col2im_kernel(const float* __restrict__ dcol, Im2colGeo g, int col_c, T* dx, Strided4 st, float alpha,
                               float beta, int total) {
     const int c_n = static_cast<int>(g.c), w_n = static_cast<int>(g.w), h_n = static_cast<int>(g.h);
     const int R = static_cast<int>(g.r), S = static_cast<int>(g.s), P = static_cast<int>(g.p),
               Q = static_cast<int>(g.q);
+    const bool unit = g.dil[0] == 1 && g.dil[1] == 1;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
         int q = i;
         const int c = q % c_n; q /= c_n;
         const int x = q % w_n; q /= w_n;
         const int y = q % h_n;
         const int n = q / h_n;
+        const int yp = y + g.pad[0], xp = x + g.pad[1];
+        const int r0 = unit ? yp % g.stride[0] : 0, rs = unit ? g.stride[0] : 1;
+        const int s0 = unit ? xp % g.stride[1] : 0, ss = unit ? g.stride[1] : 1;
+        const float* base = dcol + static_cast<int64_t>(n) * P * Q * col_c + c;
         float acc = 0.0f;
-        for (int r = 0; r < R; ++r) {
-            const int th = y + g.pad[0] - r * g.dil[0];
-            if (th < 0 || th % g.stride[0] != 0 || th / g.stride[0] >= P) continue;
+        for (int r = r0; r < R; r += rs) {
+            const int th = yp - r * g.dil[0];
+            if (th < 0) break;
+            if (th % g.stride[0] != 0 || th / g.stride[0] >= P) continue;
             const int op = th / g.stride[0];
-            for (int sx = 0; sx < S; ++sx) {
-                const int tw = x + g.pad[1] - sx * g.dil[1];
-                if (tw < 0 || tw % g.stride[1] != 0 || tw / g.stride[1] >= Q) continue;
-                const int oq = tw / g.stride[1];
-                acc += Io<T>::in(dcol[(static_cast<int64_t>(n * P + op) * Q + oq) * col_c + (r * S + sx) * c_n + c]);
+            for (int sx = s0; sx < S; sx += ss) {
+                const int tw = xp - sx * g.dil[1];
+                if (tw < 0) break;
+                if (tw % g.stride[1] != 0 || tw / g.stride[1] >= Q) continue;
+                acc += __ldg(base + static_cast<int64_t>(op * Q + tw / g.stride[1]) * col_c + (r * S + sx) * c_n);
             }
         }
-        T* out = dx + n * st.s[0] + c * st.s[1] + y * st.s[3] + x * st.s[4];
+        T* o = dx + n * st.s[0] + c * st.s[1] + y * st.s[3] + x * st.s[4];
         float v = alpha * acc;
-        if (beta != 0.0f) v += beta * Io<T>::in(*out);
-        *out = Io<T>::out(v);
+        if (beta != 0.0f) v += beta * Io<T>::in(*o);
+        *o = Io<T>::out(v);
     }
 }
 
@@ -757,7 +786,7 @@ public:
         }
         if (l.value().phases > 0) return Status::ok();
         sm90::TcProblem t = tc_base(p, l.value());
-        if (p.kind == ConvKind::bwd_filter) t.n = static_cast<int>(l.value().per);
+        if (p.kind == ConvKind::bwd_filter && !l.value().gemm) t.n = static_cast<int>(l.value().per);
         return core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::check, &unused);
     }
 
@@ -815,7 +844,10 @@ public:
             t.out = out_direct ? caller_out : ws + ws_out;
             ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
             if (out_direct) return Status::ok();
-            if (l.im2col && p.kind == ConvKind::bwd_data) return col2im(p, l, ws + l.x_off, st);
+            if (t.out_f32) return col2im(p, l, ws + l.x_off, st);
+            if (l.gemm)
+                return unpack(p, l, ws + ws_out, CUDNN_DATA_FLOAT, l.splits, static_cast<int64_t>(filter_elems(p, l)),
+                              st);
             return unpack(p, l, ws + ws_out, p.x.dtype, 1, 0, st);
         }
         // Filter gradient: batch slices on their own streams, fp32 partials, then one sum.
@@ -925,7 +957,7 @@ private:
         const int total = static_cast<int>(p.n * p.c * p.in[1] * p.in[2]);
         auto run = [&](auto tag) {
             using T = typename decltype(tag)::type;
-            col2im_kernel<T><<<grid_for(total), 256, 0, st>>>(static_cast<const T*>(dcol), im2col_geo(p),
+            col2im_kernel<T><<<grid_for(total), 256, 0, st>>>(static_cast<const float*>(dcol), im2col_geo(p),
                                                               static_cast<int>(l.col_c), static_cast<T*>(p.x_data),
                                                               strided(p.x), static_cast<float>(p.alpha),
                                                               static_cast<float>(p.beta), total);
@@ -1013,6 +1045,8 @@ ODNN_SM90_ABSENT(dgrad_f16)
 ODNN_SM90_ABSENT(dgrad_bf16)
 ODNN_SM90_ABSENT(wgrad_f16)
 ODNN_SM90_ABSENT(wgrad_bf16)
+ODNN_SM90_ABSENT(wgrad_m64_f16)
+ODNN_SM90_ABSENT(wgrad_m64_bf16)
 #undef ODNN_SM90_ABSENT
 #define ODNN_SM90_GEMM_ABSENT(fn)                                                                          \
     core::Status fn(const GemmProblem&, TcCall, size_t*) {                                                 \
@@ -1023,6 +1057,8 @@ ODNN_SM90_GEMM_ABSENT(gemm_fprop_f16)
 ODNN_SM90_GEMM_ABSENT(gemm_fprop_bf16)
 ODNN_SM90_GEMM_ABSENT(gemm_dgrad_f16)
 ODNN_SM90_GEMM_ABSENT(gemm_dgrad_bf16)
+ODNN_SM90_GEMM_ABSENT(gemm_dgrad_f16_f32)
+ODNN_SM90_GEMM_ABSENT(gemm_dgrad_bf16_f32)
 ODNN_SM90_GEMM_ABSENT(gemm_wgrad_f16)
 ODNN_SM90_GEMM_ABSENT(gemm_wgrad_bf16)
 #undef ODNN_SM90_GEMM_ABSENT
