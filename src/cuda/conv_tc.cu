@@ -421,7 +421,6 @@ void decide_direct(const ConvProblem& p, Plan* l) {
                   (!l->im2col || (unit && l->col_c == p.c));
     l->y_direct = l->kp == p.k && dense_nhwc(p.y) && aligned16(p.y_data);
     if (p.kind == ConvKind::fwd && p.epi.enabled) l->y_direct = false;  // written through the epilogue
-    if (p.kind == ConvKind::bwd_filter) l->w_direct = false;  // fp32 partials, summed by unpack
 }
 
 // ---- packing kernels ----
@@ -468,23 +467,26 @@ struct Im2colGeo {
 // (make_plan keeps the matrix under 2^31 elements).
 // Vec: C is a multiple of 8, x channel-contiguous and 16-byte aligned: the 8 columns are
 // one 16-byte load of x. Otherwise each column is gathered, its tap offsets read from a
-// per-block table (column -> r * dil, s * dil, channel offset) in shared memory.
+// per-block table (column -> r * dil, s * dil, channel offset) in shared memory, stored
+// [k][chunk] for column chunk * 8 + k so that a warp's reads of one k are consecutive
+// (stored by column, every thread's k-th read would fall in the same banks).
 template <bool Vec>
 __global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int col_c,
                                    uint16_t* __restrict__ out, int chunks) {
-    extern __shared__ int4 tab[];  // !Vec: col_c entries {dh, dw, channel offset, valid}
+    extern __shared__ int4 tab[];  // !Vec: col_c entries {dh, dw, channel offset, valid}, [k][chunk]
     const int cv = col_c / 8, c = static_cast<int>(g.c), taps = c * static_cast<int>(g.r * g.s);
     const int s_w = static_cast<int>(g.s), gq = static_cast<int>(g.q), gp = static_cast<int>(g.p);
     const int h = static_cast<int>(g.h), w = static_cast<int>(g.w);
     if (!Vec) {
         for (int j = threadIdx.x; j < col_c; j += blockDim.x) {
             const int t = j / c, cc = j - t * c, r = t / s_w;
-            tab[j] = make_int4(r * g.dil[0], (t - r * s_w) * g.dil[1], static_cast<int>(cc * st.s[1]), j < taps);
+            tab[(j % 8) * cv + j / 8] =
+                make_int4(r * g.dil[0], (t - r * s_w) * g.dil[1], static_cast<int>(cc * st.s[1]), j < taps);
         }
         __syncthreads();
     }
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < chunks; i += gridDim.x * blockDim.x) {
-        const int j0 = (i % cv) * 8;
+        const int chunk = i % cv, j0 = chunk * 8;
         int row = i / cv;
         const int oq = row % gq; row /= gq;
         const int op = row % gp;
@@ -503,7 +505,7 @@ __global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, 
             uint16_t* e = reinterpret_cast<uint16_t*>(&v);
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
-                const int4 tk = tab[j0 + k];
+                const int4 tk = tab[k * cv + chunk];
                 const int ih = h0 + tk.x, iw = w0 + tk.y;
                 if (tk.w && ih >= 0 && ih < h && iw >= 0 && iw < w) e[k] = __ldg(xn + tk.z + ih * st.s[3] + iw * st.s[4]);
             }
@@ -820,9 +822,9 @@ public:
             y = l.y_direct ? p.y_data : ws + l.y_off;
         }
         // The output is the caller's tensor (written through alpha / beta) unless packed.
-        const bool out_direct = !packed_ || (p.kind == ConvKind::fwd       ? l.y_direct
-                                             : p.kind == ConvKind::bwd_data ? l.x_direct
-                                                                            : l.w_direct);
+        // (Never for filter gradients: they are fp32 partial sums that unpack adds.)
+        const bool out_direct = p.kind != ConvKind::bwd_filter &&
+                                (!packed_ || (p.kind == ConvKind::fwd ? l.y_direct : l.x_direct));
         sm90::TcProblem t = tc_base(p, l);
         if (out_direct) {
             t.alpha = static_cast<float>(p.alpha);
