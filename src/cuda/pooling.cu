@@ -32,6 +32,13 @@
 // 64-bit coordinates through the Walk, window loops with local-memory arrays (64-160
 // bytes of stack), and for max backward a second pass through an argmax scratch with
 // one thread per dx element re-reading dy of every covering window.
+// Max backward 3x3/2 and 2x2/2 now take pool_bwd_max_gather (no shared memory). What
+// limited the shared-memory band kernel (1.6-1.7 ms, 13-27% of copy, every layout and
+// type): one block per (image, channel group, band) serialised stage -> argmax -> gather
+// behind two __syncthreads with few blocks resident (32 KB of shared memory each), a
+// strided staging gather with two divisions per element, NCHW channel groups of one
+// channel, and band halo rows staged twice. Predicted for the gather kernel: x + dy + dx
+// at 75-85% of copy (0.26-0.29 ms f32, 0.13-0.15 ms bf16), L1 traffic ~5 loads/element.
 #include <algorithm>
 
 #include "core/cuda_runtime.hpp"
@@ -641,6 +648,214 @@ bool plan_bwd_tile(const core::PoolingBwdProblem& pb, PoolBwdTile* t) {
     return true;
 }
 
+
+// Max backward, 2-D, the common windows fixed at compile time (3x3 and 2x2 at stride 2):
+// dx is cut into tiles of SH x SW elements; one thread owns a column of tiles (V
+// channels when channels are innermost) and walks down a strip of tile rows. The
+// windows covering a tile are NWH x NWW consecutive outputs; at each step one new row
+// of them has its argmax computed from x (window_reduce's rules; the argmax kept as an
+// absolute position h * W + w) and its dy loaded, the rows above are carried in
+// registers. Each tile element then gathers dy of the covering windows that chose it,
+// in output order (deterministic, no atomics, no shared memory, no scratch).
+// Bytes: x + dy + dx (+ dx if beta != 0); the x columns a neighbouring thread also
+// reads hit L1, the rows shared with the strip below come from L2 once per strip.
+// Loads per tile step: NWW * R * S x + NWW dy (3x3/2: 18 + 2 for 4 elements).
+struct PoolBwdGather {
+    Pool2d p;
+    FastDiv div_a, div_b, div_c;  // inner extents of the thread index (see the kernel)
+    int tcw, tch, rs;             // tile columns, tile rows, tile rows per strip
+    uint32_t total;
+};
+
+__device__ __forceinline__ int ceil_div_i(int a, int b) { return -floor_div_i(-a, b); }
+
+template <class T, int V, bool kCInner, int R, int S, int SH, int SW>
+__global__ void __launch_bounds__(kThreads)
+    pool_bwd_max_gather(PoolBwdGather gp, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                        float alpha, float beta) {
+    constexpr int TH = SH, TW = SW;
+    constexpr int NWH = (TH + R - 2) / SH + 1, NWW = (TW + S - 2) / SW + 1;
+    const Pool2d& p = gp.p;
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < gp.total; t += gridDim.x * blockDim.x) {
+        // Channels innermost: t = ((n * strips + strip) * TCW + tc) * (C / V) + cv; else
+        // t = ((n * C + c) * strips + strip) * TCW + tc.
+        const uint32_t q = gp.div_a.div(t);
+        const uint32_t i0 = t - q * gp.div_a.d;
+        const uint32_t q2 = gp.div_b.div(q);
+        const uint32_t i1 = q - q2 * gp.div_b.d;
+        const uint32_t n = gp.div_c.div(q2);
+        const uint32_t i2 = q2 - n * gp.div_c.d;
+        uint32_t ch, tc, strip;
+        if (kCInner) {
+            ch = i0 * V, tc = i1, strip = i2;
+        } else {
+            tc = i0, strip = i1, ch = i2;
+        }
+        const int iw0 = static_cast<int>(tc) * TW;
+        const int ow_lo = ceil_div_i(iw0 + p.pw - S + 1, SW);
+        const int tr0 = static_cast<int>(strip) * gp.rs, tr1 = min(gp.tch, tr0 + gp.rs);
+        const T* xb = x + n * p.xs[0] + ch * p.xs[1];
+        const T* db = dy + n * p.ys[0] + ch * p.ys[1];
+        T* ob = dx + n * p.zs[0] + ch * p.zs[1];
+        int arg[NWH][NWW][V];
+        float dv[NWH][NWW][V];
+        for (int tr = tr0; tr < tr1; ++tr) {
+            const int ih0 = tr * TH;
+            const int oh_lo = ceil_div_i(ih0 + p.ph - R + 1, SH);  // advances by one per step (TH == SH)
+#pragma unroll
+            for (int a = 0; a < NWH; ++a) {
+                if (a < NWH - 1 && tr != tr0) {
+#pragma unroll
+                    for (int b = 0; b < NWW; ++b)
+#pragma unroll
+                        for (int k = 0; k < V; ++k) {
+                            arg[a][b][k] = arg[a + 1][b][k];
+                            dv[a][b][k] = dv[a + 1][b][k];
+                        }
+                    continue;
+                }
+                const int oh = oh_lo + a;
+                const int hs = oh * SH - p.ph;
+                const bool row_ok = oh >= 0 && oh < p.oh;
+#pragma unroll
+                for (int b = 0; b < NWW; ++b) {
+                    const int ow = ow_lo + b;
+                    const int ws = ow * SW - p.pw;
+                    float best[V];
+                    bool found[V], done[V];
+                    int first = -1;
+#pragma unroll
+                    for (int k = 0; k < V; ++k) {
+                        best[k] = 0.0f;
+                        found[k] = done[k] = false;
+                        arg[a][b][k] = -1;
+                        dv[a][b][k] = 0.0f;
+                    }
+                    if (row_ok && ow >= 0 && ow < p.ow) {
+                        load_c<T, V>(db + static_cast<uint32_t>(oh) * p.ys[2] + static_cast<uint32_t>(ow) * p.ys[3],
+                                     dv[a][b]);
+#pragma unroll
+                        for (int i = 0; i < R; ++i) {
+                            const int ih = hs + i;
+                            if (ih < 0 || ih >= p.h) continue;
+#pragma unroll
+                            for (int j = 0; j < S; ++j) {
+                                const int iw = ws + j;
+                                if (iw < 0 || iw >= p.w) continue;
+                                float v[V];
+                                load_c<T, V>(
+                                    xb + static_cast<uint32_t>(ih) * p.xs[2] + static_cast<uint32_t>(iw) * p.xs[3], v);
+                                const int pos = ih * p.w + iw;
+                                if (first < 0) first = pos;
+#pragma unroll
+                                for (int k = 0; k < V; ++k) {
+                                    if (done[k]) continue;
+                                    if (v[k] != v[k]) {
+                                        if (p.prop) {
+                                            arg[a][b][k] = pos;
+                                            done[k] = true;
+                                        }
+                                    } else if (!found[k] || v[k] > best[k]) {
+                                        best[k] = v[k];
+                                        arg[a][b][k] = pos;
+                                        found[k] = true;
+                                    }
+                                }
+                            }
+                        }
+#pragma unroll
+                        for (int k = 0; k < V; ++k)
+                            if (!found[k] && !done[k]) arg[a][b][k] = first;  // only NaNs (-1: empty window)
+                    }
+                }
+            }
+            // Gather the tile's elements from the covering windows, in output order.
+#pragma unroll
+            for (int ti = 0; ti < TH; ++ti) {
+                const int ih = ih0 + ti;
+                if (ih >= p.h) continue;
+#pragma unroll
+                for (int tj = 0; tj < TW; ++tj) {
+                    const int iw = iw0 + tj;
+                    if (iw >= p.w) continue;
+                    const int pos = ih * p.w + iw;
+                    float acc[V];
+#pragma unroll
+                    for (int k = 0; k < V; ++k) acc[k] = 0.0f;
+#pragma unroll
+                    for (int a = 0; a < NWH; ++a)
+#pragma unroll
+                        for (int b = 0; b < NWW; ++b)
+#pragma unroll
+                            for (int k = 0; k < V; ++k)
+                                if (arg[a][b][k] == pos) acc[k] += dv[a][b][k];
+                    T* xp = ob + static_cast<uint32_t>(ih) * p.zs[2] + static_cast<uint32_t>(iw) * p.zs[3];
+                    float old[V];
+                    if (beta != 0.0f) load_c<T, V>(xp, old);
+#pragma unroll
+                    for (int k = 0; k < V; ++k) acc[k] = alpha * acc[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
+                    store_c<T, V>(xp, acc);
+                }
+            }
+        }
+    }
+}
+
+template <class T, int V, bool kCInner, int R, int S, int SH, int SW>
+Status launch_bwd_gather(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
+    PoolBwdGather gp;
+    gp.p = p;
+    gp.tcw = (p.w + SW - 1) / SW;
+    gp.tch = (p.h + SH - 1) / SH;
+    const int64_t base = static_cast<int64_t>(p.n) * (p.c / V) * gp.tcw;
+    if (base == 0 || gp.tch == 0) return Status::ok();
+    // Strips of tile rows: long enough to reuse the carried window rows, short enough
+    // to give about 2M threads.
+    int64_t strips = std::min<int64_t>(gp.tch, std::max<int64_t>(1, ((int64_t{1} << 21) + base - 1) / base));
+    gp.rs = static_cast<int>((gp.tch + strips - 1) / strips);
+    strips = (gp.tch + gp.rs - 1) / gp.rs;
+    const int64_t total = base * strips;
+    if (total >= (int64_t{1} << 32)) return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "pooling too large");
+    gp.total = static_cast<uint32_t>(total);
+    gp.div_a = FastDiv(static_cast<uint32_t>(kCInner ? p.c / V : gp.tcw));
+    gp.div_b = FastDiv(static_cast<uint32_t>(kCInner ? gp.tcw : strips));
+    gp.div_c = FastDiv(static_cast<uint32_t>(kCInner ? strips : p.c));
+    pool_bwd_max_gather<T, V, kCInner, R, S, SH, SW><<<grid_for(total), kThreads, 0, h.stream>>>(
+        gp, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+        static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
+template <class T, int R, int S, int SH, int SW>
+Status bwd_gather_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
+    constexpr int kV = 8 / sizeof(T);  // 8-byte vectors: two 128-byte lines per warp access
+    const bool c_inner = pb.dx.strides[1] == 1 && p.c > 1;
+    if (!c_inner) return launch_bwd_gather<T, 1, false, R, S, SH, SW>(h, pb, p);
+    bool vec = p.c % kV == 0 && aligned_to(pb.x_data, sizeof(T) * kV) && aligned_to(pb.dy_data, sizeof(T) * kV) &&
+               aligned_to(pb.dx_data, sizeof(T) * kV);
+    for (const TensorDesc* t : {&pb.x, &pb.dy, &pb.dx}) {
+        vec = vec && t->strides[1] == 1;
+        for (int i = 0; i < 4; ++i)
+            if (i != 1) vec = vec && t->strides[i] % kV == 0;
+    }
+    if (vec) return launch_bwd_gather<T, kV, true, R, S, SH, SW>(h, pb, p);
+    return launch_bwd_gather<T, 1, true, R, S, SH, SW>(h, pb, p);
+}
+
+// The gather kernel's window (3 for 3x3, 2 for 2x2, both at stride 2); 0: not taken.
+inline int gather_window(const core::PoolingBwdProblem& pb) {
+    const PoolGeom& g = pb.g;
+    if (!g.is_max() || g.nsp != 2 || g.stride[0] != 2 || g.stride[1] != 2 || g.win[0] != g.win[1]) return 0;
+    return g.win[0] == 3 || g.win[0] == 2 ? g.win[0] : 0;
+}
+
+template <class T>
+Status bwd_gather(const core::Handle& h, const core::PoolingBwdProblem& pb, int win) {
+    const Pool2d p = make_pool2d(pb.g, pb.x, pb.dy, &pb.dx);
+    if (win == 3) return bwd_gather_layout<T, 3, 3, 2, 2>(h, pb, p);
+    return bwd_gather_layout<T, 2, 2, 2, 2>(h, pb, p);
+}
+
 template <class T>
 constexpr bool kFastPoolType =
     std::is_same<T, float>::value || std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value;
@@ -742,6 +957,7 @@ public:
         return with_float_type(p.dx.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             if constexpr (kFastPoolType<T>) {
+                if (const int win = gather_window(p)) return bwd_gather<T>(h, p, win);
                 PoolBwdTile t;
                 if (p.g.is_max() && p.g.nsp == 2 && p.g.window_size() <= 255 && plan_bwd_tile<T>(p, &t)) {
                     if (t.units == 0) return Status::ok();
