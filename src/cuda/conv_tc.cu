@@ -514,6 +514,53 @@ __global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, 
     }
 }
 
+// The gathering case with small images: one block per output row (n, op) stages the R
+// input rows it reads (all W columns and C channels, zero outside the image) in shared
+// memory with coalesced loads, then writes the row's Q x col_c matrix entries as 16-byte
+// stores from there. Shared memory: R * W * C 16-bit values, then the tap table [k][chunk]
+// {r, s * dil, c, valid}.
+__global__ void im2col_rows_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int col_c,
+                                   uint16_t* __restrict__ out) {
+    extern __shared__ int4 smem[];
+    const int cv = col_c / 8, c_n = static_cast<int>(g.c), R = static_cast<int>(g.r), S = static_cast<int>(g.s);
+    const int W = static_cast<int>(g.w), H = static_cast<int>(g.h), Q = static_cast<int>(g.q);
+    const int P = static_cast<int>(g.p);
+    int4* tab = smem;
+    uint16_t* rows = reinterpret_cast<uint16_t*>(smem + col_c);
+    const int taps = c_n * R * S;
+    for (int j = threadIdx.x; j < col_c; j += blockDim.x) {
+        const int t = j / c_n, r = t / S;
+        tab[(j % 8) * cv + j / 8] = make_int4(r, (t - r * S) * g.dil[1], j - t * c_n, j < taps);
+    }
+    const int n = blockIdx.x / P, op = blockIdx.x % P;
+    const uint16_t* xn = x + n * st.s[0];
+    const int row_elems = W * c_n;
+    for (int e = threadIdx.x; e < R * row_elems; e += blockDim.x) {
+        const int r = e / row_elems, rem = e - r * row_elems, iw = rem / c_n, c = rem - iw * c_n;
+        const int ih = op * g.stride[0] - g.pad[0] + r * g.dil[0];
+        rows[e] = ih >= 0 && ih < H ? __ldg(xn + c * st.s[1] + ih * st.s[3] + iw * st.s[4]) : uint16_t{0};
+    }
+    __syncthreads();
+    uint4* dst = reinterpret_cast<uint4*>(out) + static_cast<int64_t>(blockIdx.x) * Q * cv;
+    for (int i = threadIdx.x; i < Q * cv; i += blockDim.x) {
+        const int oq = i / cv, chunk = i - oq * cv;
+        const int w0 = oq * g.stride[1] - g.pad[1];
+        uint4 v = make_uint4(0, 0, 0, 0);
+        uint16_t* e = reinterpret_cast<uint16_t*>(&v);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const int4 tk = tab[k * cv + chunk];
+            const int iw = w0 + tk.y;
+            if (tk.w && iw >= 0 && iw < W) e[k] = rows[(tk.x * W + iw) * c_n + tk.z];
+        }
+        dst[i] = v;
+    }
+}
+
+size_t im2col_rows_smem(const Im2colGeo& g, int64_t col_c) {
+    return static_cast<size_t>(col_c) * sizeof(int4) + static_cast<size_t>(g.r * g.w * g.c) * 2;
+}
+
 Im2colGeo im2col_geo(const ConvProblem& p) {
     return Im2colGeo{p.c,
                      p.in[1],
@@ -536,6 +583,9 @@ Status im2col(const void* x, const ConvTensor& xt, const Im2colGeo& g, int64_t c
     if (vec)
         im2col_pack_kernel<true><<<grid_for(chunks), 256, 0, st>>>(static_cast<const uint16_t*>(x), s, g,
                                                                    static_cast<int>(col_c), out, chunks);
+    else if (im2col_rows_smem(g, col_c) <= 40 * 1024 && n * g.p < (int64_t{1} << 31))
+        im2col_rows_kernel<<<static_cast<unsigned>(n * g.p), 256, im2col_rows_smem(g, col_c), st>>>(
+            static_cast<const uint16_t*>(x), s, g, static_cast<int>(col_c), out);
     else
         im2col_pack_kernel<false><<<grid_for(chunks), 256, col_c * sizeof(int4), st>>>(
             static_cast<const uint16_t*>(x), s, g, static_cast<int>(col_c), out, chunks);
