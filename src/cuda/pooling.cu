@@ -809,9 +809,10 @@ Status launch_bwd_gather(const core::Handle& h, const core::PoolingBwdProblem& p
     gp.tch = (p.h + SH - 1) / SH;
     const int64_t base = static_cast<int64_t>(p.n) * (p.c / V) * gp.tcw;
     if (base == 0 || gp.tch == 0) return Status::ok();
-    // Strips of tile rows: long enough to reuse the carried window rows, short enough
-    // to give about 2M threads.
-    int64_t strips = std::min<int64_t>(gp.tch, std::max<int64_t>(1, ((int64_t{1} << 21) + base - 1) / base));
+    // Strips of tile rows: about 2M threads, at least about four tile rows per strip (the
+    // carried window rows reused; small problems walk the carry path too).
+    int64_t strips = std::min<int64_t>(std::max(1, (gp.tch + 3) / 4),
+                                       std::max<int64_t>(1, ((int64_t{1} << 21) + base - 1) / base));
     gp.rs = static_cast<int>((gp.tch + strips - 1) / strips);
     strips = (gp.tch + gp.rs - 1) / gp.rs;
     const int64_t total = base * strips;
