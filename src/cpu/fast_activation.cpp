@@ -11,6 +11,7 @@
 
 #include "core/activation_softmax.hpp"
 #include "core/impl_registry.hpp"
+#include "cpu/dense_layout.hpp"
 
 namespace odnn::cpu {
 
@@ -24,30 +25,11 @@ constexpr int64_t kParallelMinCheap = int64_t{1} << 16;
 constexpr int64_t kParallelMinCostly = int64_t{1} << 12;
 
 // The strides of `o` tile exactly count() elements (no gaps, no overlap), in any order.
-bool dense(const core::Operand& o) {
-    if (o.vect != 1 || o.nb_dims < 1) return false;
-    int order[core::kMaxOperandDims];
-    int k = 0;
-    for (int d = 0; d < o.nb_dims; ++d) {
-        if (o.dims[d] < 1) return false;
-        if (o.dims[d] > 1) order[k++] = d;
-    }
-    for (int i = 1; i < k; ++i)  // by stride (at most 8 dims)
-        for (int j = i; j > 0 && o.strides[order[j]] < o.strides[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
-    int64_t expect = 1;
-    for (int i = 0; i < k; ++i) {
-        if (o.strides[order[i]] != expect) return false;
-        expect *= o.dims[order[i]];
-    }
-    return true;
-}
+bool dense(const core::Operand& o) { return o.vect == 1 && dense_strides(o.nb_dims, o.dims, o.strides); }
 
 // Same strides wherever the extent exceeds 1 (extent-1 dims address nothing).
 bool same_order(const core::Operand& a, const core::Operand& b) {
-    if (a.nb_dims != b.nb_dims) return false;
-    for (int d = 0; d < a.nb_dims; ++d)
-        if (a.dims[d] != b.dims[d] || (a.dims[d] > 1 && a.strides[d] != b.strides[d])) return false;
-    return true;
+    return same_strides(a.nb_dims, a.dims, a.strides, b.nb_dims, b.dims, b.strides);
 }
 
 Status check_operand(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {

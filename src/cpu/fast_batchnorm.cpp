@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/impl_registry.hpp"
+#include "cpu/dense_layout.hpp"
 #include "core/norm_math.hpp"
 #include "core/norm_problem.hpp"
 
@@ -40,28 +41,11 @@ constexpr int64_t kRunMin = 32;
 constexpr int kLanes = 8;
 
 bool dense(const core::TensorDesc& t) {
-    if (t.vect_count != 1 || t.nb_dims < 1) return false;
-    int order[core::kDimMax];
-    int k = 0;
-    for (int d = 0; d < t.nb_dims; ++d) {
-        if (t.dims[d] < 1) return false;
-        if (t.dims[d] > 1) order[k++] = d;
-    }
-    for (int i = 1; i < k; ++i)  // by stride (at most 8 dims)
-        for (int j = i; j > 0 && t.strides[order[j]] < t.strides[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
-    int64_t expect = 1;
-    for (int i = 0; i < k; ++i) {
-        if (t.strides[order[i]] != expect) return false;
-        expect *= t.dims[order[i]];
-    }
-    return true;
+    return t.vect_count == 1 && dense_strides(t.nb_dims, t.dims, t.strides);
 }
 
 bool same_view(const core::TensorDesc& a, const core::TensorDesc& b) {
-    if (a.nb_dims != b.nb_dims) return false;
-    for (int d = 0; d < a.nb_dims; ++d)
-        if (a.dims[d] != b.dims[d] || (a.dims[d] > 1 && a.strides[d] != b.strides[d])) return false;
-    return true;
+    return same_strides(a.nb_dims, a.dims, a.strides, b.nb_dims, b.dims, b.strides);
 }
 
 // Data buffers of one view either are the same buffer or do not overlap.
