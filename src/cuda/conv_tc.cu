@@ -407,7 +407,8 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
     }
     l.core_off = off;
-    l.total = off + static_cast<size_t>(l.splits) * align256(l.core_bytes);
+    // (one kernel workspace per concurrent batch slice; the batched GEMM is one launch)
+    l.total = off + static_cast<size_t>(l.gemm ? 1 : l.splits) * align256(l.core_bytes);
     if (!packed && p.kind == ConvKind::fwd) l.total = l.core_bytes;  // the kernel alone
     if (!packed && p.kind == ConvKind::bwd_data && l.phases == 0) l.total = l.core_bytes;
     return l;
