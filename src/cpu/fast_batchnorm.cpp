@@ -223,21 +223,28 @@ void apply_forward(const core::NormCommon& kc, const Layout& l, const float* x, 
     });
 }
 
+// What both forward problems need: y (and z for the fused add) laid out like x, and y
+// either x itself or apart from x and z.
+template <class P>
+Status check_forward(const P& p) {
+    ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
+    ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
+    const int64_t n = p.x.num_elements();
+    ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
+    if (p.k.ops == NormOps::add_act) {
+        ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
+        ODNN_REQUIRE_SUPPORTED(apart_or_same(p.z_data, p.y_data, n), "y partly overlaps z");
+    }
+    return Status::ok();
+}
+
 // ---- Forward inference ----
 
 class FastBnFwdInference final : public core::Impl<core::BnFwdInferenceProblem> {
 public:
     const char* name() const override { return "fast_batchnorm_fwd_inference"; }
     Status check(const core::BnFwdInferenceProblem& p) const override {
-        ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
-        ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
-        const int64_t n = p.x.num_elements();
-        ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
-        if (p.k.ops == NormOps::add_act) {
-            ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
-            ODNN_REQUIRE_SUPPORTED(apart_or_same(p.z_data, p.y_data, n), "y partly overlaps z");
-        }
-        return Status::ok();
+        return check_forward(p);
     }
     Status execute(const core::Handle&, const core::BnFwdInferenceProblem& p) const override {
         const Layout l = layout_of(p.k.g, p.x);
@@ -263,15 +270,7 @@ class FastBnFwdTraining final : public core::Impl<core::BnFwdTrainingProblem> {
 public:
     const char* name() const override { return "fast_batchnorm_fwd_training"; }
     Status check(const core::BnFwdTrainingProblem& p) const override {
-        ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
-        ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
-        const int64_t n = p.x.num_elements();
-        ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
-        if (p.k.ops == NormOps::add_act) {
-            ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
-            ODNN_REQUIRE_SUPPORTED(apart_or_same(p.z_data, p.y_data, n), "y partly overlaps z");
-        }
-        return Status::ok();
+        return check_forward(p);
     }
     Status execute(const core::Handle&, const core::BnFwdTrainingProblem& p) const override {
         const Layout l = layout_of(p.k.g, p.x);

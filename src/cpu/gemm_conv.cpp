@@ -814,6 +814,19 @@ void run_bwd_data_pm(const ConvProblem& p, const Plan& pl, const Work<T>& b, con
     const int64_t cg = p.cg(), kg = p.kg(), kr = cg * p.filt_pixels();
     const int64_t op = p.out_pixels(), np = p.n * op;
     const T* dy_base = static_cast<const T*>(p.y_data);
+    // dy's output pixels [q0, q0 + len), group g's channels, as a GEMM operand: in place,
+    // or gathered dense into the slot's buffer. *ld: its leading dimension.
+    auto dy_rows = [&](int64_t q0, int64_t len, int64_t g, int slot, int64_t* ld) -> const T* {
+        if (pl.dy_operand) {
+            *ld = p.y.strides[4];
+            return dy_base + q0 * p.y.strides[4] + g * kg;
+        }
+        with_storage(p.y.dtype, [&](auto s) {
+            gather_dense(p.y, static_cast<const decltype(s)*>(p.y_data), q0, len, g * kg, kg, true, b.io(slot));
+        });
+        *ld = kg;
+        return b.io(slot);
+    };
     if (pl.unit) {
         // 1x1, unit stride: input pixel q is output pixel q.
         const int64_t cblocks = ceil_div(cg, pl.cc), tiles = ceil_div(np, pl.tile);
@@ -821,19 +834,8 @@ void run_bwd_data_pm(const ConvProblem& p, const Plan& pl, const Work<T>& b, con
             const int64_t cb = task % cblocks, g = task / cblocks % p.groups, ti = task / (cblocks * p.groups);
             const int64_t q0 = ti * pl.tile, len = std::min(pl.tile, np - q0);
             const int64_t c0 = g * cg + cb * pl.cc, cn = std::min(pl.cc, cg - cb * pl.cc);
-            const T* dy;
             int64_t lddy;
-            if (pl.dy_operand) {
-                dy = dy_base + q0 * p.y.strides[4] + g * kg;
-                lddy = p.y.strides[4];
-            } else {
-                with_storage(p.y.dtype, [&](auto s) {
-                    gather_dense(p.y, static_cast<const decltype(s)*>(p.y_data), q0, len, g * kg, kg, true,
-                                 b.io(slot));
-                });
-                dy = b.io(slot);
-                lddy = kg;
-            }
+            const T* dy = dy_rows(q0, len, g, slot, &lddy);
             const T* wc = w + g * kg * kr + (c0 - g * cg);
             if (pl.out_direct) {
                 T* dx = static_cast<T*>(p.x_data) + q0 * p.x.strides[4] + c0;
@@ -867,19 +869,8 @@ void run_bwd_data_pm(const ConvProblem& p, const Plan& pl, const Work<T>& b, con
         const int64_t q0 = n * op + lo, len = hi - lo;
         T* col = b.col(slot);
         if (len > 0) {
-            const T* dy;
             int64_t lddy;
-            if (pl.dy_operand) {
-                dy = dy_base + q0 * p.y.strides[4] + g * kg;
-                lddy = p.y.strides[4];
-            } else {
-                with_storage(p.y.dtype, [&](auto s) {
-                    gather_dense(p.y, static_cast<const decltype(s)*>(p.y_data), q0, len, g * kg, kg, true,
-                                 b.io(slot));
-                });
-                dy = b.io(slot);
-                lddy = kg;
-            }
+            const T* dy = dy_rows(q0, len, g, slot, &lddy);
             gemm(false, false, len, kr, kg, T(1), dy, lddy, w + g * kg * kr, kr, T(0), col, kr);
         }
         with_storage(p.x.dtype,
