@@ -75,7 +75,7 @@ core::Status dgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status dgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
-// Filter gradients with K <= 64: 64 x 128 tiles (a 128-row tile would be half empty).
+// Filter gradients with K <= 64: 64 x 128 tiles (wgrad_tile_m).
 core::Status wgrad_m64_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_m64_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_fprop_f16(const GemmProblem& p, TcCall call, size_t* bytes);
@@ -87,13 +87,17 @@ core::Status gemm_dgrad_bf16_f32(const GemmProblem& p, TcCall call, size_t* byte
 core::Status gemm_wgrad_f16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_wgrad_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
 
+// Rows of the output tile the implicit-GEMM filter gradient uses for K = `k` (the 64-row
+// instances where K <= 64: a 128-row tile would be half empty).
+inline int wgrad_tile_m(int k) { return k <= 64 ? 64 : 128; }
+
 inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call, size_t* bytes) {
     const bool h = t == TcType::f16;
     switch (op) {
         case TcOp::fprop: return h ? fprop_f16(p, call, bytes) : fprop_bf16(p, call, bytes);
         case TcOp::dgrad: return h ? dgrad_f16(p, call, bytes) : dgrad_bf16(p, call, bytes);
         case TcOp::wgrad:
-            if (p.k <= 64) return h ? wgrad_m64_f16(p, call, bytes) : wgrad_m64_bf16(p, call, bytes);
+            if (wgrad_tile_m(p.k) == 64) return h ? wgrad_m64_f16(p, call, bytes) : wgrad_m64_bf16(p, call, bytes);
             return h ? wgrad_f16(p, call, bytes) : wgrad_bf16(p, call, bytes);
     }
     return core::Status(CUDNN_STATUS_INTERNAL_ERROR, "unknown tensor-core operator");

@@ -343,8 +343,10 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     l.im2col = packed && (p.kind == ConvKind::bwd_data ? p.c < 8 : p.c < 8 || strided_1x1(p));
     l.col_c = round8(p.c * R * S);
     ODNN_REQUIRE_SUPPORTED(!l.im2col || p.n * P * Q * l.col_c < (int64_t{1} << 31),
-                           "an im2col matrix of 2^31 or more elements");
-    ODNN_REQUIRE_SUPPORTED(!l.im2col || l.col_c <= 3072, "im2col rows of more than 3072 taps");  // (its tap table)
+                           "an im2col matrix of %lld x %lld elements (2^31 or more)",
+                           static_cast<long long>(p.n * P * Q), static_cast<long long>(l.col_c));
+    ODNN_REQUIRE_SUPPORTED(!l.im2col || l.col_c <= 3072, "im2col rows of %lld taps (more than 3072: its tap table)",
+                           static_cast<long long>(l.col_c));
     // (backward data of an im2col plan: the fp32 gradient of the im2col matrix)
     const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * (l.im2col && p.kind == ConvKind::bwd_data ? 4 : 2);
     const size_t w_bytes = static_cast<size_t>(filter_elems(p, l)) * 2;
@@ -361,7 +363,7 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         l.y_off = take(y_bytes);
     }
     sm90::TcProblem t = tc_base(p, l);
-    const int64_t tile_m = l.kp <= 64 && !gemm_shape(t) ? 64 : 128;  // (the conv wgrad's 64-row instance)
+    const int64_t tile_m = gemm_shape(t) ? 128 : sm90::wgrad_tile_m(static_cast<int>(l.kp));
     const int64_t tiles = (l.kp + tile_m - 1) / tile_m * ((filter_elems(p, l) / l.kp + 127) / 128);
     if (p.kind == ConvKind::bwd_filter && gemm_shape(t)) {
         // One batched GEMM: the reduction over images cut into `splits` equal pieces (a
@@ -590,7 +592,7 @@ Status im2col(const void* x, const ConvTensor& xt, const Im2colGeo& g, int64_t c
     else
         im2col_pack_kernel<false><<<grid_for(chunks), 256, col_c * sizeof(int4), st>>>(
             static_cast<const uint16_t*>(x), s, g, static_cast<int>(col_c), out, chunks);
-    return core::cuda_check_launch("im2col_pack_kernel");
+    return core::cuda_check_launch(vec ? "im2col_pack_kernel<vec>" : "im2col gather kernel");
 }
 
 // Backward data of a small-channel layer from the fp32 gradient of its im2col matrix:
