@@ -155,16 +155,20 @@ Status check_common(const ConvProblem& p) {
 //
 // A backward data with stride > 1 runs as stride-1 phases: the dx rows h = a (mod sh) and
 // columns w = b (mod sw) receive only the filter taps r = r0 (mod sh), s = s0 (mod sw),
-// which makes each phase a stride-1 backward data on dy with a sub-filter (gathered in
-// the workspace) and asymmetric padding into a dense workspace tensor, then scattered to
-// its interleaved rows and columns through alpha / beta. A phase without taps gets
-// beta * dx (or zeros).
+// which makes each phase a stride-1 correlation of dy with a sub-filter (gathered in the
+// workspace) and asymmetric padding. Where that padding is not negative (`fprop`: every
+// common layer), the phase runs as a forward convolution of dy with the flipped,
+// transposed sub-filter whose epilogue writes the interleaved rows and columns of dx in
+// place through alpha / beta. Otherwise it runs as a stride-1 backward data into a dense
+// workspace tensor, scattered to its positions through alpha / beta. Phases without
+// taps get beta * dx (or zeros), all in one pass.
 struct Phase {
     int64_t a = 0, b = 0;      // dx row / column residues
     int64_t r0 = 0, s0 = 0;    // first filter taps
     int64_t rn = 0, sn = 0;    // taps per dim
     int64_t hn = 0, wn = 0;    // dx rows / columns of the phase
-    int lo[2] = {0, 0}, hi[2] = {0, 0};
+    int lo[2] = {0, 0}, hi[2] = {0, 0};  // stride-1 backward-data padding
+    bool fprop = false;                  // runs as a forward convolution (padding rn - 1 - lo, ...)
     size_t filt_off = 0;
     bool empty() const { return rn == 0 || sn == 0; }
 };
@@ -231,25 +235,40 @@ sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
     return t;
 }
 
+// The kernel problem of a phase (see Phase). As a forward convolution its activation is
+// dy (P x Q, K channels) and its output the phase's hn x wn positions of dx (C channels),
+// written with dx's strides.
 sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
     sm90::TcProblem t = tc_base(p, l);
     t.h = static_cast<int>(f.hn);
     t.w = static_cast<int>(f.wn);
     t.r = static_cast<int>(f.rn);
     t.s = static_cast<int>(f.sn);
+    const int taps[2] = {static_cast<int>(f.rn), static_cast<int>(f.sn)};
     for (int i = 0; i < 2; ++i) {
-        t.pad[i] = f.lo[i];
-        t.pad_hi[i] = f.hi[i];
+        t.pad[i] = f.fprop ? taps[i] - 1 - f.lo[i] : f.lo[i];
+        t.pad_hi[i] = f.fprop ? taps[i] - 1 - f.hi[i] : f.hi[i];
         t.stride[i] = 1;
         t.dil[i] = 1;
     }
+    if (f.fprop) {
+        t.h = static_cast<int>(p.out[1]);
+        t.w = static_cast<int>(p.out[2]);
+        t.c = static_cast<int>(l.kp);
+        t.k = static_cast<int>(l.cp);
+        const int64_t H = p.in[1], W = p.in[2];
+        t.out_stride[0] = H * W * l.cp;
+        t.out_stride[1] = p.stride[1] * W * l.cp;
+        t.out_stride[2] = p.stride[2] * l.cp;
+    }
     return t;
 }
+sm90::TcOp phase_op(const Phase& f) { return f.fprop ? sm90::TcOp::fprop : sm90::TcOp::dgrad; }
 
 // A kernel problem that is a plain matrix product: 1 x 1 taps, no padding, stride 1 (true
 // 1 x 1 layers, im2col matrices, the phases of strided 1 x 1 backward data).
 bool gemm_shape(const sm90::TcProblem& t) {
-    return t.r == 1 && t.s == 1 && t.pad[0] == 0 && t.pad[1] == 0 && t.pad_hi[0] <= 0 && t.pad_hi[1] <= 0 &&
+    return t.out_stride[0] == 0 && t.r == 1 && t.s == 1 && t.pad[0] == 0 && t.pad[1] == 0 && t.pad_hi[0] <= 0 && t.pad_hi[1] <= 0 &&
            t.stride[0] == 1 && t.stride[1] == 1;
 }
 
@@ -341,7 +360,12 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     const int64_t P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
     // A strided 1 x 1 convolution without padding reads a subsampled x: its im2col matrix.
     l.im2col = packed && (p.kind == ConvKind::bwd_data ? p.c < 8 : p.c < 8 || strided_1x1(p));
-    l.col_c = round8(p.c * R * S);
+    static const int64_t col_align = [] {  // ODNN_CONV_IM2COL_ALIGN: a tuning knob for measurements
+        const char* e = std::getenv("ODNN_CONV_IM2COL_ALIGN");
+        const long v = e ? std::strtol(e, nullptr, 10) : 0;
+        return v == 16 || v == 32 || v == 64 ? static_cast<int64_t>(v) : int64_t{8};
+    }();
+    l.col_c = (p.c * R * S + col_align - 1) / col_align * col_align;
     ODNN_REQUIRE_SUPPORTED(!l.im2col || p.n * P * Q * l.col_c < (int64_t{1} << 31),
                            "an im2col matrix of %lld x %lld elements (2^31 or more)",
                            static_cast<long long>(p.n * P * Q), static_cast<long long>(l.col_c));
@@ -392,19 +416,25 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     }
     if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1)) {
         ODNN_RETURN_IF_ERROR(make_phases(p, &l));
-        size_t tmp = 0;
-        for (int i = 0; i < l.phases; ++i)
-            tmp = std::max(tmp, static_cast<size_t>(p.n * l.phase[i].hn * l.phase[i].wn * l.cp) * 2);
-        l.phase_off = take(tmp);
+        size_t tmp = 0;  // the dense result of a phase that runs as a backward data
         for (int i = 0; i < l.phases; ++i) {
             Phase& f = l.phase[i];
             if (f.empty()) continue;
-            f.filt_off = take(static_cast<size_t>(l.kp * f.rn * f.sn * l.cp) * 2);
             size_t bytes = 0;
-            ODNN_RETURN_IF_ERROR(
-                core_call(op_of(p.kind), type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
+            f.fprop = f.lo[0] < f.rn && f.lo[1] < f.sn && f.hi[0] < f.rn && f.hi[1] < f.sn;
+            if (f.fprop && !core_call(sm90::TcOp::fprop, type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes)
+                                .is_ok())
+                f.fprop = false;
+            if (!f.fprop) {
+                ODNN_RETURN_IF_ERROR(
+                    core_call(sm90::TcOp::dgrad, type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
+                tmp = std::max(tmp, static_cast<size_t>(p.n * f.hn * f.wn * l.cp) * 2);
+            }
             l.core_bytes = std::max(l.core_bytes, bytes);
         }
+        l.phase_off = take(tmp);
+        for (int i = 0; i < l.phases; ++i)
+            if (!l.phase[i].empty()) l.phase[i].filt_off = take(static_cast<size_t>(l.kp * l.phase[i].rn * l.phase[i].sn * l.cp) * 2);
     } else {
         ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
     }
@@ -518,50 +548,94 @@ __global__ void im2col_pack_kernel(const uint16_t* __restrict__ x, Strided4 st, 
 }
 
 // The gathering case with small images: one block per output row (n, op) stages the R
-// input rows it reads (all W columns and C channels, zero outside the image) in shared
-// memory with coalesced loads, then writes the row's Q x col_c matrix entries as 16-byte
-// stores from there. Shared memory: R * W * C 16-bit values, then the tap table [k][chunk]
-// {r, s * dil, c, valid}.
-__global__ void im2col_rows_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int col_c,
+// input rows it reads in shared memory, each as `len` 16-bit values: `shift` zeros (so
+// that x's row lands 16-byte aligned), the left padding (zeros), the W x C row, zeros to
+// the end (rows outside the image all zeros). The entry (r, s, c) of output column oq is
+// then row r's value at shift + (oq * stride + s * dil) * C + c, no bounds test. Loads:
+// 16-byte vectors where x's rows are dense channels-last and aligned (`Vec`), else one
+// value per thread in the order of x's smaller stride. Each thread writes 16-byte chunks
+// of the row's Q x col_c matrix, starting from its chunk's first (r, s, c) (a table) and
+// stepping. Shared memory: the table (cv int4), then R * len values.
+struct RowStage {
+    int shift = 0, len = 0;
+};
+RowStage row_stage(const Im2colGeo& g) {
+    const int64_t lead = g.pad[1] * g.c;
+    RowStage rs;
+    rs.shift = static_cast<int>(round8(lead) - lead);
+    const int64_t span = ((g.q - 1) * g.stride[1] + (g.s - 1) * g.dil[1] + 1) * g.c;  // padded columns read
+    rs.len = static_cast<int>(round8(rs.shift + std::max(span, lead + g.w * g.c)));
+    return rs;
+}
+
+template <bool Vec>
+__global__ void im2col_rows_kernel(const uint16_t* __restrict__ x, Strided4 st, Im2colGeo g, int col_c, RowStage rs,
                                    uint16_t* __restrict__ out) {
     extern __shared__ int4 smem[];
-    const int cv = col_c / 8, c_n = static_cast<int>(g.c), R = static_cast<int>(g.r), S = static_cast<int>(g.s);
+    const int cv = col_c / 8, C = static_cast<int>(g.c), R = static_cast<int>(g.r), S = static_cast<int>(g.s);
     const int W = static_cast<int>(g.w), H = static_cast<int>(g.h), Q = static_cast<int>(g.q);
     const int P = static_cast<int>(g.p);
     int4* tab = smem;
-    uint16_t* rows = reinterpret_cast<uint16_t*>(smem + col_c);
-    const int taps = c_n * R * S;
-    for (int j = threadIdx.x; j < col_c; j += blockDim.x) {
-        const int t = j / c_n, r = t / S;
-        tab[(j % 8) * cv + j / 8] = make_int4(r, (t - r * S) * g.dil[1], j - t * c_n, j < taps);
+    uint16_t* rows = reinterpret_cast<uint16_t*>(smem + cv);
+    for (int ch = threadIdx.x; ch < cv; ch += blockDim.x) {
+        const int t = ch * 8 / C, r = t / S;
+        tab[ch] = make_int4(r, t - r * S, ch * 8 - t * C, 0);
     }
     const int n = blockIdx.x / P, op = blockIdx.x % P;
     const uint16_t* xn = x + n * st.s[0];
-    const int row_elems = W * c_n;
-    for (int e = threadIdx.x; e < R * row_elems; e += blockDim.x) {
-        const int r = e / row_elems, rem = e - r * row_elems, iw = rem / c_n, c = rem - iw * c_n;
+    const int data = rs.shift + g.pad[1] * C, row_elems = W * C;  // where x's row starts; its length
+    auto row_in = [&](int r) {
         const int ih = op * g.stride[0] - g.pad[0] + r * g.dil[0];
-        rows[e] = ih >= 0 && ih < H ? __ldg(xn + c * st.s[1] + ih * st.s[3] + iw * st.s[4]) : uint16_t{0};
+        return ih >= 0 && ih < H ? ih : -1;
+    };
+    for (int e = threadIdx.x; e < R * rs.len; e += blockDim.x) {  // zeros outside the data
+        const int r = e / rs.len, u = e - r * rs.len;
+        if (row_in(r) < 0 || u < data || u >= data + row_elems) rows[e] = 0;
+    }
+    if (Vec) {
+        const int vr = row_elems / 8;
+        for (int e = threadIdx.x; e < R * vr; e += blockDim.x) {
+            const int r = e / vr, v = e - r * vr, ih = row_in(r);
+            if (ih >= 0)
+                reinterpret_cast<uint4*>(rows + r * rs.len + data)[v] =
+                    __ldg(reinterpret_cast<const uint4*>(xn + ih * st.s[3]) + v);
+        }
+    } else {
+        const bool c_inner = st.s[1] <= st.s[4];
+        for (int e = threadIdx.x; e < R * row_elems; e += blockDim.x) {
+            const int r = e / row_elems, rem = e - r * row_elems;
+            const int iw = c_inner ? rem / C : rem % W, c = c_inner ? rem % C : rem / W;
+            const int ih = row_in(r);
+            if (ih >= 0) rows[r * rs.len + data + iw * C + c] = __ldg(xn + c * st.s[1] + ih * st.s[3] + iw * st.s[4]);
+        }
     }
     __syncthreads();
+    const int taps = C * R * S, dil_c = g.dil[1] * C;
     uint4* dst = reinterpret_cast<uint4*>(out) + static_cast<int64_t>(blockIdx.x) * Q * cv;
     for (int i = threadIdx.x; i < Q * cv; i += blockDim.x) {
         const int oq = i / cv, chunk = i - oq * cv;
-        const int w0 = oq * g.stride[1] - g.pad[1];
-        uint4 v = make_uint4(0, 0, 0, 0);
+        const int4 t0 = tab[chunk];
+        int r = t0.x, s = t0.y, c = t0.z;
+        const uint16_t* base = rows + rs.shift + oq * g.stride[1] * C;
+        uint4 v;
         uint16_t* e = reinterpret_cast<uint16_t*>(&v);
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
-            const int4 tk = tab[k * cv + chunk];
-            const int iw = w0 + tk.y;
-            if (tk.w && iw >= 0 && iw < W) e[k] = rows[(tk.x * W + iw) * c_n + tk.z];
+            e[k] = chunk * 8 + k < taps ? base[r * rs.len + s * dil_c + c] : uint16_t{0};
+            if (++c == C) {
+                c = 0;
+                if (++s == S) {
+                    s = 0;
+                    ++r;
+                }
+            }
         }
         dst[i] = v;
     }
 }
 
 size_t im2col_rows_smem(const Im2colGeo& g, int64_t col_c) {
-    return static_cast<size_t>(col_c) * sizeof(int4) + static_cast<size_t>(g.r * g.w * g.c) * 2;
+    return static_cast<size_t>(col_c / 8) * sizeof(int4) + static_cast<size_t>(g.r * row_stage(g).len) * 2;
 }
 
 Im2colGeo im2col_geo(const ConvProblem& p) {
@@ -586,10 +660,17 @@ Status im2col(const void* x, const ConvTensor& xt, const Im2colGeo& g, int64_t c
     if (vec)
         im2col_pack_kernel<true><<<grid_for(chunks), 256, 0, st>>>(static_cast<const uint16_t*>(x), s, g,
                                                                    static_cast<int>(col_c), out, chunks);
-    else if (im2col_rows_smem(g, col_c) <= 40 * 1024 && n * g.p < (int64_t{1} << 31))
-        im2col_rows_kernel<<<static_cast<unsigned>(n * g.p), 256, im2col_rows_smem(g, col_c), st>>>(
-            static_cast<const uint16_t*>(x), s, g, static_cast<int>(col_c), out);
-    else
+    else if (im2col_rows_smem(g, col_c) <= 40 * 1024 && n * g.p < (int64_t{1} << 31)) {
+        const unsigned blocks = static_cast<unsigned>(n * g.p);
+        const size_t smem = im2col_rows_smem(g, col_c);
+        const auto* xs = static_cast<const uint16_t*>(x);
+        // Rows of x dense channels-last, 16-byte aligned: vector loads.
+        if (s.s[1] == 1 && s.s[4] == g.c && (g.w * g.c) % 8 == 0 && s.s[3] % 8 == 0 && s.s[0] % 8 == 0 &&
+            reinterpret_cast<uintptr_t>(x) % 16 == 0)
+            im2col_rows_kernel<true><<<blocks, 256, smem, st>>>(xs, s, g, static_cast<int>(col_c), row_stage(g), out);
+        else
+            im2col_rows_kernel<false><<<blocks, 256, smem, st>>>(xs, s, g, static_cast<int>(col_c), row_stage(g), out);
+    } else
         im2col_pack_kernel<false><<<grid_for(chunks), 256, col_c * sizeof(int4), st>>>(
             static_cast<const uint16_t*>(x), s, g, static_cast<int>(col_c), out, chunks);
     return core::cuda_check_launch(vec ? "im2col_pack_kernel<vec>" : "im2col gather kernel");
@@ -654,22 +735,75 @@ __global__ void pack_filter_cols_kernel(const uint16_t* __restrict__ w, Strided4
     }
 }
 
-// The taps (r0 + j * sh, s0 + l * sw) of a dense K, R, S, C filter, as a dense
-// K, rn, sn, C sub-filter. Raw 16-bit copies.
-__global__ void gather_taps_kernel(const uint16_t* __restrict__ w, int64_t R, int64_t S, int64_t C, int64_t r0,
-                                   int64_t s0, int64_t sh, int64_t sw, int64_t rn, int64_t sn,
-                                   uint16_t* __restrict__ out, int64_t total) {
-    ODNN_GRID_STRIDE_LOOP(i, total) {
-        int64_t q = i;
-        const int64_t c = q % C; q /= C;
-        const int64_t l = q % sn; q /= sn;
-        const int64_t j = q % rn;
-        const int64_t k = q / rn;
-        out[i] = w[((k * R + r0 + j * sh) * S + s0 + l * sw) * C + c];
+// Where each phase's sub-filter goes (see Phase): the phase of filter taps with residues
+// (r % sh, s % sw) (-1: a phase without dx positions), its taps and layout, and its
+// offset in the workspace (elements).
+struct PhaseTaps {
+    int8_t of[kMaxPhases];
+    int rn[kMaxPhases], sn[kMaxPhases];
+    bool fprop[kMaxPhases];
+    int64_t off[kMaxPhases];
+};
+
+// The sub-filters of all phases from a dense K, R, S, C filter in one launch (blockIdx.z:
+// the tap r * S + s, which belongs to exactly one phase; 32 x 32 tiles of (k, c)): dense
+// K, rn, sn, C for a backward-data phase; C, rn, sn, K with the taps flipped for a forward
+// one (transposed through shared memory). Raw 16-bit copies.
+__global__ void gather_phase_taps_kernel(const uint16_t* __restrict__ w, int R, int S, int C, int K, int sh, int sw,
+                                         PhaseTaps pt, uint16_t* __restrict__ ws) {
+    __shared__ uint16_t tile[32][33];
+    const int t = blockIdx.z, r = t / S, s = t - r * S;
+    const int f = pt.of[(r % sh) * sw + s % sw];
+    if (f < 0) return;
+    const int j = r / sh, l = s / sw, rn = pt.rn[f], sn = pt.sn[f];
+    const int c0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
+    uint16_t* out = ws + pt.off[f];
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        const int k = k0 + i, c = c0 + threadIdx.x;
+        if (k < K && c < C) {
+            const uint16_t v = w[((static_cast<int64_t>(k) * R + r) * S + s) * C + c];
+            if (pt.fprop[f])
+                tile[i][threadIdx.x] = v;
+            else
+                out[((static_cast<int64_t>(k) * rn + j) * sn + l) * C + c] = v;
+        }
+    }
+    if (!pt.fprop[f]) return;
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        const int c = c0 + i, k = k0 + threadIdx.x;
+        if (c < C && k < K)
+            out[((static_cast<int64_t>(c) * rn + rn - 1 - j) * sn + sn - 1 - l) * K + k] = tile[threadIdx.x][i];
     }
 }
 
-// Writes a phase's dense result src[n][i][j][c] (or nothing: a phase without taps) to
+// beta * dx (or zeros) at the dx positions of the phases without taps: those whose
+// residues (h % sh, w % sw) are set in `mask`. dx dense [n][h][w][cs] (c <= cs, both
+// multiples of 8, 16-byte aligned), eight channels per thread.
+template <class T>
+__global__ void phase_fill_kernel(T* dx, int64_t H, int64_t W, int64_t cs, int64_t c, int sh, int sw, uint32_t mask,
+                                  float beta, int64_t total) {
+    const int64_t cv = c / 8;
+    ODNN_GRID_STRIDE_LOOP(i, total) {
+        int64_t q = i;
+        const int64_t ch = (q % cv) * 8; q /= cv;
+        const int64_t x = q % W; q /= W;
+        const int64_t y = q % H;
+        const int64_t n = q / H;
+        if (!((mask >> ((y % sh) * sw + x % sw)) & 1u)) continue;
+        T* out = dx + ((n * H + y) * W + x) * cs + ch;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (beta != 0.0f) {
+            v = *reinterpret_cast<const uint4*>(out);
+            T* v8 = reinterpret_cast<T*>(&v);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) v8[k] = Io<T>::out(beta * Io<T>::in(v8[k]));
+        }
+        *reinterpret_cast<uint4*>(out) = v;
+    }
+}
+
+// Writes a phase's dense result src[n][i][j][c] to
 // dx[n][a + i * sh][b + j * sw][c] through alpha / beta, eight channels (16 bytes) per
 // thread: C is a multiple of 8 on both paths and every base is 16-byte aligned.
 template <class T>
@@ -684,8 +818,7 @@ __global__ void phase_scatter_kernel(const T* __restrict__ src, int64_t src_c, T
         const int64_t y = q % hn;
         const int64_t n = q / hn;
         T* out = dx + base + n * n_stride + y * row_stride + x * col_stride + ch;
-        uint4 vs = make_uint4(0, 0, 0, 0), vo = make_uint4(0, 0, 0, 0);
-        if (src) vs = *reinterpret_cast<const uint4*>(src + ((n * hn + y) * wn + x) * src_c + ch);
+        uint4 vs = *reinterpret_cast<const uint4*>(src + ((n * hn + y) * wn + x) * src_c + ch), vo = make_uint4(0, 0, 0, 0);
         if (beta != 0.0f) vo = *reinterpret_cast<const uint4*>(out);
         if (alpha != 1.0f || beta != 0.0f) {
             const T* s8 = reinterpret_cast<const T*>(&vs);
@@ -836,8 +969,8 @@ public:
         for (int i = 0; i < l.value().phases; ++i) {
             const Phase& f = l.value().phase[i];
             if (!f.empty())
-                ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), tc_phase(p, l.value(), f),
-                                               sm90::TcCall::check, &unused));
+                ODNN_RETURN_IF_ERROR(
+                    core_call(phase_op(f), type_of(p), tc_phase(p, l.value(), f), sm90::TcCall::check, &unused));
         }
         if (l.value().phases > 0) return Status::ok();
         sm90::TcProblem t = tc_base(p, l.value());
@@ -963,46 +1096,82 @@ private:
         return Status::ok();
     }
 
-    // A strided backward data, phase by phase (see Plan): into the caller's dx through
+    // A strided backward data, phase by phase (see Phase): into the caller's dx through
     // alpha / beta, or (packed) into the dense workspace dx.
     static Status run_phases(const ConvProblem& p, const Plan& l, bool out_direct, char* ws, const void* w,
                              const void* dy, cudaStream_t st) {
         char* dx = out_direct ? static_cast<char*>(p.x_data) : ws + l.x_off;
-        const int64_t H = p.in[1], W = p.in[2];
+        const int64_t H = p.in[1], W = p.in[2], sh = p.stride[1], sw = p.stride[2];
         const int64_t c_real = out_direct ? p.c : l.cp;
         const double alpha = out_direct ? p.alpha : 1.0, beta = out_direct ? p.beta : 0.0;
-        char* tmp = ws + l.phase_off;
+        PhaseTaps pt{};
+        std::fill(pt.of, pt.of + kMaxPhases, static_cast<int8_t>(-1));
+        uint32_t empty = 0;
         for (int i = 0; i < l.phases; ++i) {
             const Phase& f = l.phase[i];
-            if (!f.empty()) {
-                const int64_t taps = l.kp * f.rn * f.sn * l.cp;
-                gather_taps_kernel<<<grid_for(taps), 256, 0, st>>>(
-                    static_cast<const uint16_t*>(w), p.filt[1], p.filt[2], l.cp, f.r0, f.s0, p.stride[1],
-                    p.stride[2], f.rn, f.sn, reinterpret_cast<uint16_t*>(ws + f.filt_off), taps);
-                ODNN_RETURN_IF_ERROR(core::cuda_check_launch("gather_taps_kernel"));
-                sm90::TcProblem t = tc_phase(p, l, f);
-                t.a = dy;
-                t.b = ws + f.filt_off;
-                t.out = tmp;
-                t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
-                t.stream = st;
-                size_t unused = 0;
-                ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::run, &unused));
+            if (f.empty()) {
+                empty |= 1u << (f.a * sw + f.b);
+                continue;
             }
+            pt.of[f.r0 * sw + f.s0] = static_cast<int8_t>(i);
+            pt.rn[i] = static_cast<int>(f.rn);
+            pt.sn[i] = static_cast<int>(f.sn);
+            pt.fprop[i] = f.fprop;
+            pt.off[i] = static_cast<int64_t>(f.filt_off / 2);
+        }
+        if (empty != static_cast<uint32_t>((int64_t{1} << (sh * sw)) - 1)) {
+            const dim3 grid(static_cast<unsigned>((l.cp + 31) / 32), static_cast<unsigned>((l.kp + 31) / 32),
+                            static_cast<unsigned>(p.filt[1] * p.filt[2]));
+            gather_phase_taps_kernel<<<grid, dim3(32, 8), 0, st>>>(
+                static_cast<const uint16_t*>(w), static_cast<int>(p.filt[1]), static_cast<int>(p.filt[2]),
+                static_cast<int>(l.cp), static_cast<int>(l.kp), static_cast<int>(sh), static_cast<int>(sw), pt,
+                reinterpret_cast<uint16_t*>(ws));
+            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("gather_phase_taps_kernel"));
+        }
+        char* tmp = ws + l.phase_off;
+        auto typed = [&](auto&& fn) {
+            if (p.x.dtype == CUDNN_DATA_HALF)
+                fn(Tag<__half>{});
+            else
+                fn(Tag<__nv_bfloat16>{});
+        };
+        for (int i = 0; i < l.phases; ++i) {
+            const Phase& f = l.phase[i];
+            if (f.empty()) continue;
+            sm90::TcProblem t = tc_phase(p, l, f);
+            t.a = dy;
+            t.b = ws + f.filt_off;
+            t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
+            t.stream = st;
+            size_t unused = 0;
+            if (f.fprop) {  // straight into dx's rows a (mod sh), columns b (mod sw)
+                t.out = dx + static_cast<size_t>((f.a * W + f.b) * l.cp) * 2;
+                t.alpha = static_cast<float>(alpha);
+                t.beta = static_cast<float>(beta);
+                ODNN_RETURN_IF_ERROR(core_call(sm90::TcOp::fprop, type_of(p), t, sm90::TcCall::run, &unused));
+                continue;
+            }
+            t.out = tmp;
+            ODNN_RETURN_IF_ERROR(core_call(sm90::TcOp::dgrad, type_of(p), t, sm90::TcCall::run, &unused));
             const int64_t total = p.n * f.hn * f.wn * (c_real / 8);
-            auto scatter = [&](auto tag) {
+            typed([&](auto tag) {
                 using T = typename decltype(tag)::type;
                 phase_scatter_kernel<T><<<grid_for(total), 256, 0, st>>>(
-                    f.empty() ? nullptr : reinterpret_cast<const T*>(tmp), l.cp, reinterpret_cast<T*>(dx),
-                    H * W * l.cp, p.stride[1] * W * l.cp, p.stride[2] * l.cp, (f.a * W + f.b) * l.cp, f.hn, f.wn,
-                    c_real, static_cast<float>(alpha), static_cast<float>(beta), total);
-            };
-            if (p.x.dtype == CUDNN_DATA_HALF) {
-                scatter(Tag<__half>{});
-            } else {
-                scatter(Tag<__nv_bfloat16>{});
-            }
+                    reinterpret_cast<const T*>(tmp), l.cp, reinterpret_cast<T*>(dx), H * W * l.cp, sh * W * l.cp,
+                    sw * l.cp, (f.a * W + f.b) * l.cp, f.hn, f.wn, c_real, static_cast<float>(alpha),
+                    static_cast<float>(beta), total);
+            });
             ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_scatter_kernel"));
+        }
+        if (empty) {
+            const int64_t total = p.n * H * W * (c_real / 8);
+            typed([&](auto tag) {
+                using T = typename decltype(tag)::type;
+                phase_fill_kernel<T><<<grid_for(total), 256, 0, st>>>(reinterpret_cast<T*>(dx), H, W, l.cp, c_real,
+                                                                      static_cast<int>(sh), static_cast<int>(sw),
+                                                                      empty, static_cast<float>(beta), total);
+            });
+            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_fill_kernel"));
         }
         return Status::ok();
     }
