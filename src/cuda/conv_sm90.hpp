@@ -25,10 +25,6 @@ struct TcProblem {
     int k = 1, r = 1, s = 1;         // filter K, R, S (and C)
     int pad[2] = {0, 0}, stride[2] = {1, 1}, dil[2] = {1, 1};
     int pad_hi[2] = {-1, -1};  // upper padding; -1: as `pad`
-    // fprop only: element strides of the output's N, P, Q (K is contiguous); 0: dense.
-    // Lets the phases of a strided backward data write their interleaved rows and
-    // columns of dx (only the epilogue sees these strides; the operands stay dense).
-    int64_t out_stride[3] = {0, 0, 0};
     const void* a = nullptr;
     const void* b = nullptr;
     void* out = nullptr;

@@ -66,15 +66,10 @@ struct Sm90Conv {
             sc = cutlass::make_cute_packed_stride(StrideC{}, shape.shape_C, shape.stride_C, Op);
             sd = cutlass::make_cute_packed_stride(StrideD{}, shape.shape_C, shape.stride_C, Op);
         } else {
-            // Mode 0 of the output: (Q, P, N) strides, innermost first.
-            const bool strided = p.out_stride[0] != 0;
-            auto out_stride = [&](int i) {
-                return strided ? p.out_stride[2 - i] : shape.stride_C[ProblemShape::RankT - 2 - i];
-            };
             cute::for_each(cute::make_seq<cute::rank<0>(StrideC{})>{},
-                           [&](auto i) { cute::get<0, i>(sc) = out_stride(i); });
+                           [&](auto i) { cute::get<0, i>(sc) = shape.stride_C[ProblemShape::RankT - 2 - i]; });
             cute::for_each(cute::make_seq<cute::rank<0>(StrideD{})>{},
-                           [&](auto i) { cute::get<0, i>(sd) = out_stride(i); });
+                           [&](auto i) { cute::get<0, i>(sd) = shape.stride_C[ProblemShape::RankT - 2 - i]; });
         }
         using E = Element;
         using O = ElementOut;
@@ -87,8 +82,6 @@ struct Sm90Conv {
     }
 
     static core::Status call(const TcProblem& p, TcCall what, size_t* bytes, const char* name) {
-        if (Op != cutlass::conv::Operator::kFprop && p.out_stride[0] != 0)
-            return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "%s: strided output (fprop only)", name);
         return run_cutlass<Conv>(arguments(p), what, bytes, p.workspace, p.stream, name);
     }
 };

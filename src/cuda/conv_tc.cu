@@ -155,21 +155,19 @@ Status check_common(const ConvProblem& p) {
 //
 // A backward data with stride > 1 runs as stride-1 phases: the dx rows h = a (mod sh) and
 // columns w = b (mod sw) receive only the filter taps r = r0 (mod sh), s = s0 (mod sw),
-// which makes each phase a stride-1 correlation of dy with a sub-filter (gathered in the
-// workspace) and asymmetric padding. Where that padding is not negative (`fprop`: every
-// common layer), the phase runs as a forward convolution of dy with the flipped,
-// transposed sub-filter whose epilogue writes the interleaved rows and columns of dx in
-// place through alpha / beta. Otherwise it runs as a stride-1 backward data into a dense
-// workspace tensor, scattered to its positions through alpha / beta. Phases without
-// taps get beta * dx (or zeros), all in one pass.
+// which makes each phase a stride-1 backward data on dy with a sub-filter (all gathered
+// into the workspace in one launch) and asymmetric padding, computed into a dense
+// workspace tensor of its own. One pass then writes every dx position from its phase's
+// result (zero for phases without taps) through alpha / beta. (CUTLASS's TMA epilogue
+// cannot write the interleaved positions directly: with output strides that do not
+// collapse into one pixel stride, rows after a phase's first land in the wrong place.)
 struct Phase {
     int64_t a = 0, b = 0;      // dx row / column residues
     int64_t r0 = 0, s0 = 0;    // first filter taps
     int64_t rn = 0, sn = 0;    // taps per dim
     int64_t hn = 0, wn = 0;    // dx rows / columns of the phase
-    int lo[2] = {0, 0}, hi[2] = {0, 0};  // stride-1 backward-data padding
-    bool fprop = false;                  // runs as a forward convolution (padding rn - 1 - lo, ...)
-    size_t filt_off = 0;
+    int lo[2] = {0, 0}, hi[2] = {0, 0};
+    size_t filt_off = 0, out_off = 0;  // sub-filter, dense result
     bool empty() const { return rn == 0 || sn == 0; }
 };
 constexpr int kMaxPhases = 16;
@@ -178,7 +176,7 @@ constexpr int kMaxSlices = 32;  // concurrent batch slices of a filter gradient
 //
 // With fewer than 8 input channels (a network's first layer: RGB), forward and filter
 // gradient pack an explicit im2col matrix instead: N x P x Q rows of the C * R * S filter
-// taps (padded to a multiple of 8), which the kernels see as a 1 x 1 convolution with
+// taps (padded: make_plan), which the kernels see as a 1 x 1 convolution with
 // col_c channels, rather than padding C to 8 and wasting most of each TMA load.
 struct Plan {
     bool packed = false;
@@ -188,13 +186,13 @@ struct Plan {
     // unpadded channels, 16-byte aligned; decided at execution), and outputs they write in
     // place through alpha / beta. The workspace keeps room for their copies regardless.
     bool x_direct = false, w_direct = false, y_direct = false;
-    int64_t col_c = 0;  // im2col: taps per row (C * R * S rounded up to 8)
+    int64_t col_c = 0;  // im2col: taps per row (C * R * S rounded up: make_plan)
     int64_t cp = 0, kp = 0;
     int splits = 1;
     int64_t per = 0;
     int phases = 0;  // strided backward data
     Phase phase[kMaxPhases];
-    size_t x_off = 0, w_off = 0, y_off = 0, part_off = 0, phase_off = 0, core_off = 0, core_bytes = 0, total = 0;
+    size_t x_off = 0, w_off = 0, y_off = 0, part_off = 0, core_off = 0, core_bytes = 0, total = 0;
 };
 
 // Elements of one image of the kernel's x operand, and of its filter.
@@ -235,40 +233,25 @@ sm90::TcProblem tc_base(const ConvProblem& p, const Plan& l) {
     return t;
 }
 
-// The kernel problem of a phase (see Phase). As a forward convolution its activation is
-// dy (P x Q, K channels) and its output the phase's hn x wn positions of dx (C channels),
-// written with dx's strides.
 sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
     sm90::TcProblem t = tc_base(p, l);
     t.h = static_cast<int>(f.hn);
     t.w = static_cast<int>(f.wn);
     t.r = static_cast<int>(f.rn);
     t.s = static_cast<int>(f.sn);
-    const int taps[2] = {static_cast<int>(f.rn), static_cast<int>(f.sn)};
     for (int i = 0; i < 2; ++i) {
-        t.pad[i] = f.fprop ? taps[i] - 1 - f.lo[i] : f.lo[i];
-        t.pad_hi[i] = f.fprop ? taps[i] - 1 - f.hi[i] : f.hi[i];
+        t.pad[i] = f.lo[i];
+        t.pad_hi[i] = f.hi[i];
         t.stride[i] = 1;
         t.dil[i] = 1;
     }
-    if (f.fprop) {
-        t.h = static_cast<int>(p.out[1]);
-        t.w = static_cast<int>(p.out[2]);
-        t.c = static_cast<int>(l.kp);
-        t.k = static_cast<int>(l.cp);
-        const int64_t H = p.in[1], W = p.in[2];
-        t.out_stride[0] = H * W * l.cp;
-        t.out_stride[1] = p.stride[1] * W * l.cp;
-        t.out_stride[2] = p.stride[2] * l.cp;
-    }
     return t;
 }
-sm90::TcOp phase_op(const Phase& f) { return f.fprop ? sm90::TcOp::fprop : sm90::TcOp::dgrad; }
 
 // A kernel problem that is a plain matrix product: 1 x 1 taps, no padding, stride 1 (true
 // 1 x 1 layers, im2col matrices, the phases of strided 1 x 1 backward data).
 bool gemm_shape(const sm90::TcProblem& t) {
-    return t.out_stride[0] == 0 && t.r == 1 && t.s == 1 && t.pad[0] == 0 && t.pad[1] == 0 && t.pad_hi[0] <= 0 && t.pad_hi[1] <= 0 &&
+    return t.r == 1 && t.s == 1 && t.pad[0] == 0 && t.pad[1] == 0 && t.pad_hi[0] <= 0 && t.pad_hi[1] <= 0 &&
            t.stride[0] == 1 && t.stride[1] == 1;
 }
 
@@ -360,12 +343,11 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     const int64_t P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
     // A strided 1 x 1 convolution without padding reads a subsampled x: its im2col matrix.
     l.im2col = packed && (p.kind == ConvKind::bwd_data ? p.c < 8 : p.c < 8 || strided_1x1(p));
-    static const int64_t col_align = [] {  // ODNN_CONV_IM2COL_ALIGN: a tuning knob for measurements
-        const char* e = std::getenv("ODNN_CONV_IM2COL_ALIGN");
-        const long v = e ? std::strtol(e, nullptr, 10) : 0;
-        return v == 16 || v == 32 || v == 64 ? static_cast<int64_t>(v) : int64_t{8};
-    }();
-    l.col_c = (p.c * R * S + col_align - 1) / col_align * col_align;
+    // Forward and filter gradient: rows of more than 64 taps padded to whole 64-column
+    // k-blocks (measured on the H200, RGB 7x7 stem: 147 taps as 192 columns made the GEMM
+    // 395 -> 225 us for 58 us more im2col); backward data's fp32 gradient stays narrow.
+    const int64_t taps = p.c * R * S;
+    l.col_c = taps > 64 && p.kind != ConvKind::bwd_data ? (taps + 63) / 64 * 64 : round8(taps);
     ODNN_REQUIRE_SUPPORTED(!l.im2col || p.n * P * Q * l.col_c < (int64_t{1} << 31),
                            "an im2col matrix of %lld x %lld elements (2^31 or more)",
                            static_cast<long long>(p.n * P * Q), static_cast<long long>(l.col_c));
@@ -416,25 +398,16 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     }
     if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1)) {
         ODNN_RETURN_IF_ERROR(make_phases(p, &l));
-        size_t tmp = 0;  // the dense result of a phase that runs as a backward data
         for (int i = 0; i < l.phases; ++i) {
             Phase& f = l.phase[i];
             if (f.empty()) continue;
+            f.filt_off = take(static_cast<size_t>(l.kp * f.rn * f.sn * l.cp) * 2);
+            f.out_off = take(static_cast<size_t>(p.n * f.hn * f.wn * l.cp) * 2);
             size_t bytes = 0;
-            f.fprop = f.lo[0] < f.rn && f.lo[1] < f.sn && f.hi[0] < f.rn && f.hi[1] < f.sn;
-            if (f.fprop && !core_call(sm90::TcOp::fprop, type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes)
-                                .is_ok())
-                f.fprop = false;
-            if (!f.fprop) {
-                ODNN_RETURN_IF_ERROR(
-                    core_call(sm90::TcOp::dgrad, type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
-                tmp = std::max(tmp, static_cast<size_t>(p.n * f.hn * f.wn * l.cp) * 2);
-            }
+            ODNN_RETURN_IF_ERROR(
+                core_call(sm90::TcOp::dgrad, type_of(p), tc_phase(p, l, f), sm90::TcCall::workspace, &bytes));
             l.core_bytes = std::max(l.core_bytes, bytes);
         }
-        l.phase_off = take(tmp);
-        for (int i = 0; i < l.phases; ++i)
-            if (!l.phase[i].empty()) l.phase[i].filt_off = take(static_cast<size_t>(l.kp * l.phase[i].rn * l.phase[i].sn * l.cp) * 2);
     } else {
         ODNN_RETURN_IF_ERROR(core_call(op_of(p.kind), type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
     }
@@ -588,17 +561,17 @@ __global__ void im2col_rows_kernel(const uint16_t* __restrict__ x, Strided4 st, 
         const int ih = op * g.stride[0] - g.pad[0] + r * g.dil[0];
         return ih >= 0 && ih < H ? ih : -1;
     };
-    for (int e = threadIdx.x; e < R * rs.len; e += blockDim.x) {  // zeros outside the data
-        const int r = e / rs.len, u = e - r * rs.len;
-        if (row_in(r) < 0 || u < data || u >= data + row_elems) rows[e] = 0;
+    const int pads = rs.len - row_elems;  // zeros around each row's data
+    for (int e = threadIdx.x; e < R * pads; e += blockDim.x) {
+        const int r = e / pads, u = e - r * pads;
+        rows[r * rs.len + (u < data ? u : u + row_elems)] = 0;
     }
-    if (Vec) {
+    if (Vec) {  // (rows outside the image: zeros)
         const int vr = row_elems / 8;
         for (int e = threadIdx.x; e < R * vr; e += blockDim.x) {
             const int r = e / vr, v = e - r * vr, ih = row_in(r);
-            if (ih >= 0)
-                reinterpret_cast<uint4*>(rows + r * rs.len + data)[v] =
-                    __ldg(reinterpret_cast<const uint4*>(xn + ih * st.s[3]) + v);
+            reinterpret_cast<uint4*>(rows + r * rs.len + data)[v] =
+                ih >= 0 ? __ldg(reinterpret_cast<const uint4*>(xn + ih * st.s[3]) + v) : make_uint4(0, 0, 0, 0);
         }
     } else {
         const bool c_inner = st.s[1] <= st.s[4];
@@ -606,14 +579,17 @@ __global__ void im2col_rows_kernel(const uint16_t* __restrict__ x, Strided4 st, 
             const int r = e / row_elems, rem = e - r * row_elems;
             const int iw = c_inner ? rem / C : rem % W, c = c_inner ? rem % C : rem / W;
             const int ih = row_in(r);
-            if (ih >= 0) rows[r * rs.len + data + iw * C + c] = __ldg(xn + c * st.s[1] + ih * st.s[3] + iw * st.s[4]);
+            rows[r * rs.len + data + iw * C + c] =
+                ih >= 0 ? __ldg(xn + c * st.s[1] + ih * st.s[3] + iw * st.s[4]) : uint16_t{0};
         }
     }
     __syncthreads();
     const int taps = C * R * S, dil_c = g.dil[1] * C;
     uint4* dst = reinterpret_cast<uint4*>(out) + static_cast<int64_t>(blockIdx.x) * Q * cv;
+    // (oq, chunk) of element i, stepped by blockDim.x without dividing
+    const int dq = blockDim.x / cv, dc = blockDim.x - dq * cv;
+    int oq = threadIdx.x / cv, chunk = threadIdx.x - oq * cv;
     for (int i = threadIdx.x; i < Q * cv; i += blockDim.x) {
-        const int oq = i / cv, chunk = i - oq * cv;
         const int4 t0 = tab[chunk];
         int r = t0.x, s = t0.y, c = t0.z;
         const uint16_t* base = rows + rs.shift + oq * g.stride[1] * C;
@@ -631,6 +607,12 @@ __global__ void im2col_rows_kernel(const uint16_t* __restrict__ x, Strided4 st, 
             }
         }
         dst[i] = v;
+        oq += dq;
+        chunk += dc;
+        if (chunk >= cv) {
+            chunk -= cv;
+            ++oq;
+        }
     }
 }
 
@@ -736,104 +718,68 @@ __global__ void pack_filter_cols_kernel(const uint16_t* __restrict__ w, Strided4
 }
 
 // Where each phase's sub-filter goes (see Phase): the phase of filter taps with residues
-// (r % sh, s % sw) (-1: a phase without dx positions), its taps and layout, and its
-// offset in the workspace (elements).
+// (r % sh, s % sw) (-1: a phase without dx positions), its taps and its offset in the
+// workspace (elements).
 struct PhaseTaps {
     int8_t of[kMaxPhases];
     int rn[kMaxPhases], sn[kMaxPhases];
-    bool fprop[kMaxPhases];
     int64_t off[kMaxPhases];
 };
 
-// The sub-filters of all phases from a dense K, R, S, C filter in one launch (blockIdx.z:
-// the tap r * S + s, which belongs to exactly one phase; 32 x 32 tiles of (k, c)): dense
-// K, rn, sn, C for a backward-data phase; C, rn, sn, K with the taps flipped for a forward
-// one (transposed through shared memory). Raw 16-bit copies.
+// The sub-filters of all phases from a dense K, R, S, C filter in one launch: blockIdx.y is
+// the tap r * S + s, which belongs to exactly one phase; each becomes a dense K, rn, sn,
+// C sub-filter. Raw 16-bit copies.
 __global__ void gather_phase_taps_kernel(const uint16_t* __restrict__ w, int R, int S, int C, int K, int sh, int sw,
                                          PhaseTaps pt, uint16_t* __restrict__ ws) {
-    __shared__ uint16_t tile[32][33];
-    const int t = blockIdx.z, r = t / S, s = t - r * S;
+    const int t = blockIdx.y, r = t / S, s = t - r * S;
     const int f = pt.of[(r % sh) * sw + s % sw];
     if (f < 0) return;
     const int j = r / sh, l = s / sw, rn = pt.rn[f], sn = pt.sn[f];
-    const int c0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
     uint16_t* out = ws + pt.off[f];
-    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-        const int k = k0 + i, c = c0 + threadIdx.x;
-        if (k < K && c < C) {
-            const uint16_t v = w[((static_cast<int64_t>(k) * R + r) * S + s) * C + c];
-            if (pt.fprop[f])
-                tile[i][threadIdx.x] = v;
-            else
-                out[((static_cast<int64_t>(k) * rn + j) * sn + l) * C + c] = v;
-        }
-    }
-    if (!pt.fprop[f]) return;
-    __syncthreads();
-    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-        const int c = c0 + i, k = k0 + threadIdx.x;
-        if (c < C && k < K)
-            out[((static_cast<int64_t>(c) * rn + rn - 1 - j) * sn + sn - 1 - l) * K + k] = tile[threadIdx.x][i];
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < static_cast<int64_t>(K) * C;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t k = i / C, c = i - k * C;
+        out[((k * rn + j) * sn + l) * C + c] = w[((k * R + r) * S + s) * C + c];
     }
 }
 
-// beta * dx (or zeros) at the dx positions of the phases without taps: those whose
-// residues (h % sh, w % sw) are set in `mask`. dx dense [n][h][w][cs] (c <= cs, both
-// multiples of 8, 16-byte aligned), eight channels per thread.
-template <class T>
-__global__ void phase_fill_kernel(T* dx, int64_t H, int64_t W, int64_t cs, int64_t c, int sh, int sw, uint32_t mask,
-                                  float beta, int64_t total) {
-    const int64_t cv = c / 8;
-    ODNN_GRID_STRIDE_LOOP(i, total) {
-        int64_t q = i;
-        const int64_t ch = (q % cv) * 8; q /= cv;
-        const int64_t x = q % W; q /= W;
-        const int64_t y = q % H;
-        const int64_t n = q / H;
-        if (!((mask >> ((y % sh) * sw + x % sw)) & 1u)) continue;
-        T* out = dx + ((n * H + y) * W + x) * cs + ch;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (beta != 0.0f) {
-            v = *reinterpret_cast<const uint4*>(out);
-            T* v8 = reinterpret_cast<T*>(&v);
-#pragma unroll
-            for (int k = 0; k < 8; ++k) v8[k] = Io<T>::out(beta * Io<T>::in(v8[k]));
-        }
-        *reinterpret_cast<uint4*>(out) = v;
-    }
-}
+// Where each dx residue (h % sh, w % sw) finds its phase's dense result [n][hn][wn][cs]
+// (element offset in the workspace; -1: a phase without taps, whose result is zero).
+struct PhaseResults {
+    int64_t off[kMaxPhases];
+    int hn[kMaxPhases], wn[kMaxPhases];
+};
 
-// Writes a phase's dense result src[n][i][j][c] to
-// dx[n][a + i * sh][b + j * sw][c] through alpha / beta, eight channels (16 bytes) per
-// thread: C is a multiple of 8 on both paths and every base is 16-byte aligned.
+// Every dx position from its phase's result through alpha / beta, in one pass: dx dense
+// [n][h][w][cs] (channels c <= cs, both multiples of 8, 16-byte aligned), eight channels
+// per thread, one dx row per blockIdx.y step (N * H < 2^31: check_common bounds dx).
 template <class T>
-__global__ void phase_scatter_kernel(const T* __restrict__ src, int64_t src_c, T* dx, int64_t n_stride,
-                                     int64_t row_stride, int64_t col_stride, int64_t base, int64_t hn, int64_t wn,
-                                     int64_t c, float alpha, float beta, int64_t total) {
-    const int64_t cv = c / 8;
-    ODNN_GRID_STRIDE_LOOP(i, total) {
-        int64_t q = i;
-        const int64_t ch = (q % cv) * 8; q /= cv;
-        const int64_t x = q % wn; q /= wn;
-        const int64_t y = q % hn;
-        const int64_t n = q / hn;
-        T* out = dx + base + n * n_stride + y * row_stride + x * col_stride + ch;
-        uint4 vs = *reinterpret_cast<const uint4*>(src + ((n * hn + y) * wn + x) * src_c + ch), vo = make_uint4(0, 0, 0, 0);
-        if (beta != 0.0f) vo = *reinterpret_cast<const uint4*>(out);
-        if (alpha != 1.0f || beta != 0.0f) {
-            const T* s8 = reinterpret_cast<const T*>(&vs);
-            const T* o8 = reinterpret_cast<const T*>(&vo);
-            uint4 r;
-            T* r8 = reinterpret_cast<T*>(&r);
+__global__ void phase_interleave_kernel(const T* __restrict__ ws, PhaseResults pr, T* dx, int rows, int H, int W,
+                                        int cs, int c, int sh, int sw, float alpha, float beta) {
+    const int cv = c / 8, per_row = W * cv;
+    for (int row = blockIdx.y; row < rows; row += gridDim.y) {
+        const int n = row / H, y = row - n * H, a = y % sh, i = y / sh;
+        for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < per_row; t += gridDim.x * blockDim.x) {
+            const int x = t / cv, ch = (t - x * cv) * 8, ph = a * sw + x % sw;
+            T* out = dx + (static_cast<int64_t>(row) * W + x) * cs + ch;
+            uint4 v = make_uint4(0, 0, 0, 0), o = make_uint4(0, 0, 0, 0);
+            const int64_t off = pr.off[ph];
+            if (off >= 0)
+                v = *reinterpret_cast<const uint4*>(
+                    ws + off + ((static_cast<int64_t>(n) * pr.hn[ph] + i) * pr.wn[ph] + x / sw) * cs + ch);
+            if (beta != 0.0f) o = *reinterpret_cast<const uint4*>(out);
+            if (alpha != 1.0f || beta != 0.0f) {
+                T* v8 = reinterpret_cast<T*>(&v);
+                const T* o8 = reinterpret_cast<const T*>(&o);
 #pragma unroll
-            for (int k = 0; k < 8; ++k) {
-                float v = alpha * Io<T>::in(s8[k]);
-                if (beta != 0.0f) v += beta * Io<T>::in(o8[k]);
-                r8[k] = Io<T>::out(v);
+                for (int k = 0; k < 8; ++k) {
+                    float f = alpha * Io<T>::in(v8[k]);
+                    if (beta != 0.0f) f += beta * Io<T>::in(o8[k]);
+                    v8[k] = Io<T>::out(f);
+                }
             }
-            vs = r;
+            *reinterpret_cast<uint4*>(out) = v;
         }
-        *reinterpret_cast<uint4*>(out) = vs;
     }
 }
 
@@ -970,7 +916,7 @@ public:
             const Phase& f = l.value().phase[i];
             if (!f.empty())
                 ODNN_RETURN_IF_ERROR(
-                    core_call(phase_op(f), type_of(p), tc_phase(p, l.value(), f), sm90::TcCall::check, &unused));
+                    core_call(sm90::TcOp::dgrad, type_of(p), tc_phase(p, l.value(), f), sm90::TcCall::check, &unused));
         }
         if (l.value().phases > 0) return Status::ok();
         sm90::TcProblem t = tc_base(p, l.value());
@@ -1100,80 +1046,61 @@ private:
     // alpha / beta, or (packed) into the dense workspace dx.
     static Status run_phases(const ConvProblem& p, const Plan& l, bool out_direct, char* ws, const void* w,
                              const void* dy, cudaStream_t st) {
-        char* dx = out_direct ? static_cast<char*>(p.x_data) : ws + l.x_off;
         const int64_t H = p.in[1], W = p.in[2], sh = p.stride[1], sw = p.stride[2];
-        const int64_t c_real = out_direct ? p.c : l.cp;
-        const double alpha = out_direct ? p.alpha : 1.0, beta = out_direct ? p.beta : 0.0;
         PhaseTaps pt{};
+        PhaseResults pr{};
         std::fill(pt.of, pt.of + kMaxPhases, static_cast<int8_t>(-1));
-        uint32_t empty = 0;
+        std::fill(pr.off, pr.off + kMaxPhases, int64_t{-1});
+        bool taps = false;
         for (int i = 0; i < l.phases; ++i) {
             const Phase& f = l.phase[i];
-            if (f.empty()) {
-                empty |= 1u << (f.a * sw + f.b);
-                continue;
-            }
+            if (f.empty()) continue;
+            taps = true;
             pt.of[f.r0 * sw + f.s0] = static_cast<int8_t>(i);
             pt.rn[i] = static_cast<int>(f.rn);
             pt.sn[i] = static_cast<int>(f.sn);
-            pt.fprop[i] = f.fprop;
             pt.off[i] = static_cast<int64_t>(f.filt_off / 2);
+            const int64_t ph = f.a * sw + f.b;
+            pr.off[ph] = static_cast<int64_t>(f.out_off / 2);
+            pr.hn[ph] = static_cast<int>(f.hn);
+            pr.wn[ph] = static_cast<int>(f.wn);
         }
-        if (empty != static_cast<uint32_t>((int64_t{1} << (sh * sw)) - 1)) {
-            const dim3 grid(static_cast<unsigned>((l.cp + 31) / 32), static_cast<unsigned>((l.kp + 31) / 32),
-                            static_cast<unsigned>(p.filt[1] * p.filt[2]));
-            gather_phase_taps_kernel<<<grid, dim3(32, 8), 0, st>>>(
+        if (taps) {
+            const dim3 grid(grid_for(l.kp * l.cp), static_cast<unsigned>(p.filt[1] * p.filt[2]));
+            gather_phase_taps_kernel<<<grid, 256, 0, st>>>(
                 static_cast<const uint16_t*>(w), static_cast<int>(p.filt[1]), static_cast<int>(p.filt[2]),
                 static_cast<int>(l.cp), static_cast<int>(l.kp), static_cast<int>(sh), static_cast<int>(sw), pt,
                 reinterpret_cast<uint16_t*>(ws));
             ODNN_RETURN_IF_ERROR(core::cuda_check_launch("gather_phase_taps_kernel"));
         }
-        char* tmp = ws + l.phase_off;
-        auto typed = [&](auto&& fn) {
-            if (p.x.dtype == CUDNN_DATA_HALF)
-                fn(Tag<__half>{});
-            else
-                fn(Tag<__nv_bfloat16>{});
-        };
         for (int i = 0; i < l.phases; ++i) {
             const Phase& f = l.phase[i];
             if (f.empty()) continue;
             sm90::TcProblem t = tc_phase(p, l, f);
             t.a = dy;
             t.b = ws + f.filt_off;
+            t.out = ws + f.out_off;
             t.workspace = l.core_bytes ? ws + l.core_off : nullptr;
             t.stream = st;
             size_t unused = 0;
-            if (f.fprop) {  // straight into dx's rows a (mod sh), columns b (mod sw)
-                t.out = dx + static_cast<size_t>((f.a * W + f.b) * l.cp) * 2;
-                t.alpha = static_cast<float>(alpha);
-                t.beta = static_cast<float>(beta);
-                ODNN_RETURN_IF_ERROR(core_call(sm90::TcOp::fprop, type_of(p), t, sm90::TcCall::run, &unused));
-                continue;
-            }
-            t.out = tmp;
             ODNN_RETURN_IF_ERROR(core_call(sm90::TcOp::dgrad, type_of(p), t, sm90::TcCall::run, &unused));
-            const int64_t total = p.n * f.hn * f.wn * (c_real / 8);
-            typed([&](auto tag) {
-                using T = typename decltype(tag)::type;
-                phase_scatter_kernel<T><<<grid_for(total), 256, 0, st>>>(
-                    reinterpret_cast<const T*>(tmp), l.cp, reinterpret_cast<T*>(dx), H * W * l.cp, sh * W * l.cp,
-                    sw * l.cp, (f.a * W + f.b) * l.cp, f.hn, f.wn, c_real, static_cast<float>(alpha),
-                    static_cast<float>(beta), total);
-            });
-            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_scatter_kernel"));
         }
-        if (empty) {
-            const int64_t total = p.n * H * W * (c_real / 8);
-            typed([&](auto tag) {
-                using T = typename decltype(tag)::type;
-                phase_fill_kernel<T><<<grid_for(total), 256, 0, st>>>(reinterpret_cast<T*>(dx), H, W, l.cp, c_real,
-                                                                      static_cast<int>(sh), static_cast<int>(sw),
-                                                                      empty, static_cast<float>(beta), total);
-            });
-            ODNN_RETURN_IF_ERROR(core::cuda_check_launch("phase_fill_kernel"));
-        }
-        return Status::ok();
+        const int rows = static_cast<int>(p.n * H);
+        const int64_t per_row = W * ((out_direct ? p.c : l.cp) / 8);
+        const dim3 grid(std::min<unsigned>(grid_for(per_row), 64), static_cast<unsigned>(std::min(rows, 65535)));
+        auto interleave = [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            phase_interleave_kernel<T><<<grid, 256, 0, st>>>(
+                reinterpret_cast<const T*>(ws), pr, reinterpret_cast<T*>(out_direct ? p.x_data : ws + l.x_off),
+                rows, static_cast<int>(H), static_cast<int>(W), static_cast<int>(l.cp),
+                static_cast<int>(out_direct ? p.c : l.cp), static_cast<int>(sh), static_cast<int>(sw),
+                out_direct ? static_cast<float>(p.alpha) : 1.0f, out_direct ? static_cast<float>(p.beta) : 0.0f);
+        };
+        if (p.x.dtype == CUDNN_DATA_HALF)
+            interleave(Tag<__half>{});
+        else
+            interleave(Tag<__nv_bfloat16>{});
+        return core::cuda_check_launch("phase_interleave_kernel");
     }
 
     // Backward data of an im2col plan: the gradient of the im2col matrix back onto dx.
