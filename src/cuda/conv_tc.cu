@@ -382,14 +382,17 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         t.batch = l.splits;  // (tc_base sets it from now on)
         l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
     } else if (p.kind == ConvKind::bwd_filter) {
-        // Concurrent batch slices: each a launch of its own, so few of them (measured on
-        // the H200: eight beat both four and sixteen or more on 3x3 filter gradients).
+        // Concurrent batch slices: each a launch of its own (~6 us of host time), so few of
+        // them: eight where that gives 64 or more tiles in flight (measured on the H200:
+        // eight beat four and sixteen on 128 x 28 x 28, 9 tiles), sixteen below (64 x 56 x 56,
+        // 5 tiles: eight slices keep 40 of 132 SMs busy).
         int64_t splits = (sm_count() + tiles - 1) / tiles;
-        static const int64_t cap = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
+        static const int64_t knob = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
             const char* e = std::getenv("ODNN_CONV_WGRAD_MAX_SPLITS");
             const long v = e ? std::strtol(e, nullptr, 10) : 0;
-            return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{8};
+            return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{0};
         }();
+        const int64_t cap = knob ? knob : tiles * 8 >= 64 ? 8 : 16;
         splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, cap}));
         l.per = (p.n + splits - 1) / splits;
         l.splits = static_cast<int>((p.n + l.per - 1) / l.per);
