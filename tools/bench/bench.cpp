@@ -254,6 +254,7 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
 
     std::vector<Row> rows;
     std::vector<size_t> row_lib;  // index into `loaded` of each row (loaded.size(): the GEMM baseline)
+    std::vector<std::vector<Row>> groups;  // each problem's rows, in `problems` order
     int failures = 0;
     for (size_t pi = 0; pi < problems.size(); ++pi) {
         const Problem& p = problems[pi];
@@ -290,6 +291,24 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
             }
             group.push_back(row);
         }
+        for (size_t i = 1; i < group.size(); ++i) {
+            if (group[0].r.ok && group[i].r.ok) {
+                group[i].speed = group[0].r.ms / group[i].r.ms;
+                if (opt.check) group[i].max_diff = compare(group[0].r.out, group[i].r.out);
+            }
+        }
+        for (Row& r : group) {
+            r.r.out.clear();
+            r.r.out.shrink_to_fit();
+        }
+        groups.push_back(std::move(group));
+    }
+    // The equal-FLOP GEMMs after every library's measurements: a multi-threaded BLAS
+    // keeps its workers spinning for a while after a call, and a convolution timed right
+    // after one would share the cores with them (on 16 cores: whole 4 ms scheduler ticks).
+    for (size_t pi = 0; pi < problems.size(); ++pi) {
+        const Problem& p = problems[pi];
+        std::vector<Row>& group = groups[pi];
         if (gemm_baseline && p.op == "conv" && (p.dt == "f32" || p.dt == "f64")) {
             bool any_cpu = false;
             for (auto& l : loaded) any_cpu |= !l->on_gpu();
@@ -313,15 +332,7 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
                 group.push_back(g);
             }
         }
-        for (size_t i = 1; i < group.size() && group[i].lib != "blas-gemm"; ++i) {
-            if (group[0].r.ok && group[i].r.ok) {
-                group[i].speed = group[0].r.ms / group[i].r.ms;
-                if (opt.check) group[i].max_diff = compare(group[0].r.out, group[i].r.out);
-            }
-        }
         for (size_t gi = 0; gi < group.size(); ++gi) {
-            group[gi].r.out.clear();
-            group[gi].r.out.shrink_to_fit();
             rows.push_back(group[gi]);
             row_lib.push_back(gi);
         }
