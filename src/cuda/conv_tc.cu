@@ -382,7 +382,7 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         t.batch = l.splits;  // (tc_base sets it from now on)
         l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
     } else if (p.kind == ConvKind::bwd_filter) {
-        // Concurrent batch slices: each a launch of its own (~6 us of host time), so few of
+        // Concurrent batch slices: each a launch of its own (6-15 us of host time), so few of
         // them: eight where that gives 64 or more tiles in flight (measured on the H200:
         // eight beat four and sixteen on 128 x 28 x 28, 9 tiles), sixteen below (64 x 56 x 56,
         // 5 tiles: eight slices keep 40 of 132 SMs busy).
