@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README): installs what is missing, then builds and tests odnn
-#   1. AddressSanitizer + UndefinedBehaviorSanitizer build (CPU only, -O1): the whole
-#      ctest suite - this is also the CPU-only configuration's compile check;
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer build (CPU only): the whole suite,
+#      each test program's cases in four shards rather than one process per case (process
+#      start-up under the sanitizers cost more than the cases) - this is also the CPU-only
+#      configuration's compile check;
 #   2. a release build and the whole CPU-labelled suite again: with CUDA (one
 #      architecture, the CUTLASS tensor-core kernels included) where nvcc exists - it
 #      must compile, and with no GPU present its handles run on the CPU backend - else
@@ -13,8 +15,8 @@ jobs=$(nproc)
 step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
 
 step "ASan + UBSan build"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-      -DODNN_WITH_CUDA=OFF -DODNN_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DODNN_WITH_CUDA=OFF -DODNN_SANITIZE=ON \
+      -DODNN_TEST_PER_CASE=OFF >/dev/null
 ninja -C build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -j "$jobs" --output-on-failure

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
 #include <sstream>
@@ -201,8 +202,37 @@ TEST(ApiTable, CoversTheWholeApi) {
 }
 
 TEST(Logging, LogLevelWritesToTheDestinationFile) {
-    // The logger reads its variables once; this test runs in its own process (ctest
-    // runs each test separately), so setting them here takes effect.
+    // The logger reads its variables once per process, at the first call: the check runs
+    // in a fresh process of this program running this test alone (ctest may run several
+    // cases in one process), whose result this one reports.
+    if (!std::getenv("ODNN_LOGGING_TEST_CHILD")) {
+        char out[] = "/tmp/odnn_log_child_XXXXXX";
+        const int ofd = mkstemp(out);
+        ASSERT_GE(ofd, 0);
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            dup2(ofd, 1);
+            dup2(ofd, 2);
+            unsetenv("GTEST_TOTAL_SHARDS");
+            unsetenv("GTEST_SHARD_INDEX");
+            setenv("ODNN_LOGGING_TEST_CHILD", "1", 1);
+            execl("/proc/self/exe", "test_handle", "--gtest_filter=Logging.LogLevelWritesToTheDestinationFile",
+                  static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        close(ofd);
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        std::ifstream in(out);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        std::remove(out);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ss.str();
+        EXPECT_NE(ss.str().find("[       OK ] Logging.LogLevelWritesToTheDestinationFile"), std::string::npos)
+            << ss.str();
+        return;
+    }
     char path[] = "/tmp/odnn_log_XXXXXX";
     const int fd = mkstemp(path);
     ASSERT_GE(fd, 0);
