@@ -43,7 +43,8 @@ const char* kUsage =
     "  --peak-tflops X --peak-gbs Y   ceilings (default on a GPU: H200 tensor rates and the\n"
     "                     copy bandwidth measured at start)\n"
     "  --gemm-baseline    for convolutions on the CPU backend, also time a GEMM of equal FLOPs\n"
-    "                     through the same BLAS and report each direction's rate against it\n"
+    "                     through the same BLAS (after all problems) and report each\n"
+    "                     direction's rate against it\n"
     "  --format table|csv|json\n";
 
 std::vector<std::string> split(const std::string& s) {
