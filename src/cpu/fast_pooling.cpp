@@ -2,7 +2,10 @@
 // tensors that are each densely packed (NCHW, NHWC or any other order, the four need
 // not match): one task per (n, c) image plane, the window bounds of every output row and
 // column computed once per call, and no per-element index arithmetic beyond two
-// strides. Max windows without NaN take a branch-free path (unrolled for 2x2 and 3x3).
+// strides. Where channels are innermost in every operand (NHWC), the channels of a
+// window position are one contiguous run: forward takes one task per output row and
+// backward one per image, with the channel loop innermost (fwd_channels_last,
+// bwd_channels_last). Max windows without NaN take a branch-free path (unrolled for 2x2 and 3x3).
 // The rules are the reference's (core/pool_problem.hpp): ties go to the first element
 // in window order, NaN follows the propagation flag, averages are summed in double,
 // backward sums every contribution to an input element in double in output order and
@@ -247,6 +250,86 @@ void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64
     }
 }
 
+// Forward with channels innermost in x and y (NHWC and the like, C > 1): one task per
+// output row (n, oh); each window's taps in window order, the channel loop innermost
+// (vectorised). The max keeps the reference's rules per channel: the first NaN wins when
+// NaN propagates, otherwise NaNs are skipped unless the window holds nothing else (then
+// its first NaN); averages are summed in double.
+void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
+    const core::PoolGeom& g = p.g;
+    const float* x = static_cast<const float*>(p.x_data);
+    float* y = static_cast<float*>(p.y_data);
+    const int64_t C = g.c, rows = g.n * plan.OH;
+    const int64_t* sx = p.x.strides;
+    const int64_t* sy = p.y.strides;
+    const double alpha = p.out.alpha, beta = p.out.beta;
+    const bool is_max = g.is_max(), propagate = g.propagate_nan;
+#pragma omp parallel if (rows > 1 && plan.work > kParallelMinWork)
+    {
+        std::vector<float> best(static_cast<size_t>(C));
+        std::vector<double> sum(static_cast<size_t>(C));
+        float* b = best.data();
+        double* sm = sum.data();
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < rows; ++row) {
+            const int64_t n = row / plan.OH, oh = row % plan.OH;
+            const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+            const float* xn = x + n * sx[0];
+            float* yrow = y + n * sy[0] + oh * sy[2];
+            for (int64_t ow = 0; ow < plan.OW; ++ow) {
+                const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
+                const bool empty = h1 <= h0 || w1 <= w0;
+                float* out = yrow + ow * sy[3];
+                if (is_max) {
+                    if (empty) {
+                        std::fill(b, b + C, 0.0f);
+                    } else {
+                        bool first = true;
+                        for (int64_t h = h0; h < h1; ++h)
+                            for (int64_t w = w0; w < w1; ++w) {
+                                const float* v = xn + h * sx[2] + w * sx[3];
+                                if (first) {
+                                    std::copy(v, v + C, b);
+                                    first = false;
+                                } else if (propagate) {
+                                    for (int64_t c = 0; c < C; ++c) {
+                                        const float a = b[c], e = v[c];
+                                        b[c] = a != a ? a : (e != e || e > a) ? e : a;
+                                    }
+                                } else {
+                                    for (int64_t c = 0; c < C; ++c) {
+                                        const float a = b[c], e = v[c];
+                                        b[c] = (e == e && (a != a || e > a)) ? e : a;
+                                    }
+                                }
+                            }
+                    }
+                    if (beta == 0.0) {
+                        for (int64_t c = 0; c < C; ++c)
+                            out[c] = static_cast<float>(alpha * static_cast<double>(b[c]));
+                    } else {
+                        for (int64_t c = 0; c < C; ++c)
+                            out[c] = static_cast<float>(alpha * static_cast<double>(b[c]) +
+                                                        beta * static_cast<double>(out[c]));
+                    }
+                    continue;
+                }
+                std::fill(sm, sm + C, 0.0);
+                for (int64_t h = h0; h < h1; ++h)
+                    for (int64_t w = w0; w < w1; ++w) {
+                        const float* v = xn + h * sx[2] + w * sx[3];
+                        for (int64_t c = 0; c < C; ++c) sm[c] += static_cast<double>(v[c]);
+                    }
+                const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
+                for (int64_t c = 0; c < C; ++c) {
+                    const double r = div > 0 ? sm[c] / div : 0.0;
+                    out[c] = static_cast<float>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(out[c]));
+                }
+            }
+        }
+    }
+}
+
 class FastPoolingFwd final : public core::Impl<core::PoolingFwdProblem> {
 public:
     const char* name() const override { return "fast_pooling_fwd_2d"; }
@@ -260,6 +343,10 @@ public:
     Status execute(const core::Handle&, const core::PoolingFwdProblem& p) const override {
         const core::PoolGeom& g = p.g;
         const Plan plan(g);
+        if (g.c > 1 && p.x.strides[1] == 1 && p.y.strides[1] == 1) {
+            fwd_channels_last(p, plan);
+            return Status::ok();
+        }
         const float* x = static_cast<const float*>(p.x_data);
         float* y = static_cast<float*>(p.y_data);
         const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3], syh = p.y.strides[2], syw = p.y.strides[3];
@@ -300,6 +387,95 @@ public:
     }
 };
 
+// Backward with channels innermost in x, dy and dx (C > 1): one task per image. Each
+// window picks per channel by the forward's rules (the tap index kept beside the value,
+// the channel loop innermost), every contribution is summed in double in output order
+// into the image's accumulator [h][w][c], which is blended into dx once at the end (x
+// and dy of the image are read before its dx is written: either may be dx).
+void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
+    const core::PoolGeom& g = p.g;
+    const float* x = static_cast<const float*>(p.x_data);
+    const float* dy = static_cast<const float*>(p.dy_data);
+    float* dx = static_cast<float*>(p.dx_data);
+    const int64_t C = g.c, H = plan.H, W = plan.W;
+    const int64_t* sx = p.x.strides;
+    const int64_t* sdy = p.dy.strides;
+    const int64_t* sdx = p.dx.strides;
+    const double alpha = p.out.alpha, beta = p.out.beta;
+    const bool is_max = g.is_max(), propagate = g.propagate_nan;
+#pragma omp parallel if (g.n > 1 && plan.work > kParallelMinWork)
+    {
+        std::vector<double> acc(static_cast<size_t>(H * W * C));
+        std::vector<float> best(static_cast<size_t>(C));
+        std::vector<int32_t> at(static_cast<size_t>(C));
+        float* b = best.data();
+        int32_t* t = at.data();
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < g.n; ++n) {
+            std::fill(acc.begin(), acc.end(), 0.0);
+            const float* xn = x + n * sx[0];
+            const float* dyn = dy + n * sdy[0];
+            for (int64_t oh = 0; oh < plan.OH; ++oh) {
+                const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+                for (int64_t ow = 0; ow < plan.OW; ++ow) {
+                    const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow], ww = w1 - w0;
+                    if (h1 <= h0 || ww <= 0) continue;  // empty window: no gradient
+                    const float* d = dyn + oh * sdy[2] + ow * sdy[3];
+                    if (!is_max) {
+                        const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * ww);
+                        if (!(div > 0)) continue;
+                        for (int64_t h = h0; h < h1; ++h)
+                            for (int64_t w = w0; w < w1; ++w) {
+                                double* a = acc.data() + (h * W + w) * C;
+                                for (int64_t c = 0; c < C; ++c) a[c] += static_cast<double>(d[c]) / div;
+                            }
+                        continue;
+                    }
+                    int32_t k = 0;  // tap index in window order
+                    for (int64_t h = h0; h < h1; ++h)
+                        for (int64_t w = w0; w < w1; ++w, ++k) {
+                            const float* v = xn + h * sx[2] + w * sx[3];
+                            if (k == 0) {
+                                std::copy(v, v + C, b);
+                                std::fill(t, t + C, 0);
+                            } else if (propagate) {
+                                for (int64_t c = 0; c < C; ++c) {
+                                    const float a = b[c], e = v[c];
+                                    const bool take = a == a && (e != e || e > a);
+                                    b[c] = take ? e : a;
+                                    t[c] = take ? k : t[c];
+                                }
+                            } else {
+                                for (int64_t c = 0; c < C; ++c) {
+                                    const float a = b[c], e = v[c];
+                                    const bool take = e == e && (a != a || e > a);
+                                    b[c] = take ? e : a;
+                                    t[c] = take ? k : t[c];
+                                }
+                            }
+                        }
+                    for (int64_t c = 0; c < C; ++c) {
+                        const int64_t h = h0 + t[c] / ww, w = w0 + t[c] % ww;
+                        acc[static_cast<size_t>((h * W + w) * C + c)] += static_cast<double>(d[c]);
+                    }
+                }
+            }
+            float* dxn = dx + n * sdx[0];
+            for (int64_t h = 0; h < H; ++h)
+                for (int64_t w = 0; w < W; ++w) {
+                    const double* a = acc.data() + (h * W + w) * C;
+                    float* o = dxn + h * sdx[2] + w * sdx[3];
+                    if (beta == 0.0) {
+                        for (int64_t c = 0; c < C; ++c) o[c] = static_cast<float>(alpha * a[c]);
+                    } else {
+                        for (int64_t c = 0; c < C; ++c)
+                            o[c] = static_cast<float>(alpha * a[c] + beta * static_cast<double>(o[c]));
+                    }
+                }
+        }
+    }
+}
+
 class FastPoolingBwd final : public core::Impl<core::PoolingBwdProblem> {
 public:
     const char* name() const override { return "fast_pooling_bwd_2d"; }
@@ -322,6 +498,10 @@ public:
     Status execute(const core::Handle&, const core::PoolingBwdProblem& p) const override {
         const core::PoolGeom& g = p.g;
         const Plan plan(g);
+        if (g.c > 1 && p.x.strides[1] == 1 && p.dy.strides[1] == 1 && p.dx.strides[1] == 1) {
+            bwd_channels_last(p, plan);
+            return Status::ok();
+        }
         const float* x = static_cast<const float*>(p.x_data);
         const float* dy = static_cast<const float*>(p.dy_data);
         float* dx = static_cast<float*>(p.dx_data);
