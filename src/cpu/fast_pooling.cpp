@@ -206,6 +206,28 @@ inline bool max_2x2_s2_row(const float* __restrict r0, const float* __restrict r
     return nan == 0;
 }
 
+// The same for 3x3 windows at stride 2 along rows r0, r1, r2 (which: 0..8 in window order).
+inline bool max_3x3_s2_row(const float* __restrict r0, const float* __restrict r1, const float* __restrict r2,
+                           int64_t n, float* __restrict val, int32_t* __restrict which) {
+    int nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v[9] = {r0[2 * i], r0[2 * i + 1], r0[2 * i + 2], r1[2 * i], r1[2 * i + 1],
+                            r1[2 * i + 2], r2[2 * i], r2[2 * i + 1], r2[2 * i + 2]};
+        float m = v[0];
+        int32_t k = 0;
+        nan |= v[0] != v[0];
+        for (int j = 1; j < 9; ++j) {
+            nan |= v[j] != v[j];
+            const bool gt = v[j] > m;
+            m = gt ? v[j] : m;
+            k = gt ? j : k;
+        }
+        val[i] = m;
+        which[i] = k;
+    }
+    return nan == 0;
+}
+
 // Per-thread scratch of one plane's max pooling: values and picks of every output.
 struct MaxScratch {
     std::vector<float> val;
@@ -215,26 +237,29 @@ struct MaxScratch {
         : val(static_cast<size_t>(plan.OH * plan.OW)), pick(val.size()), which(static_cast<size_t>(plan.OW)) {}
 };
 
-// Max pooling of one plane into s.val / s.pick (row-major over the outputs). 2x2 windows
-// at stride 2 over unit-stride rows take the vector row kernel where they lie inside
-// the plane; everything else (and rows holding NaN) goes output by output.
+// Max pooling of one plane into s.val / s.pick (row-major over the outputs). 2x2 and 3x3
+// windows at stride 2 over unit-stride rows take the vector row kernels where they lie
+// inside the plane; everything else (and rows holding NaN) goes output by output.
 void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64_t sh, int64_t sw, MaxScratch& s) {
-    const bool rows22 = sw == 1 && g.win[0] == 2 && g.win[1] == 2 && g.stride[1] == 2;
-    // Outputs [lo, hi) whose 2-wide windows start at 2 * ow - pad >= 0 and end <= W.
+    const int64_t k = g.win[0];  // the row kernels' window: k x k, stride 2
+    const bool rows = sw == 1 && (k == 2 || k == 3) && g.win[1] == k && g.stride[1] == 2;
+    // Outputs [lo, hi) whose k-wide windows start at 2 * ow - pad >= 0 and end <= W.
     const int64_t pad = g.pad[1];
-    const int64_t lo = rows22 ? std::min<int64_t>(plan.OW, (pad + 1) / 2) : 0;
-    const int64_t hi = rows22 ? std::max(lo, std::min<int64_t>(plan.OW, core::floor_div(plan.W + pad - 2, 2) + 1)) : 0;
+    const int64_t lo = rows ? std::min<int64_t>(plan.OW, (pad + 1) / 2) : 0;
+    const int64_t hi = rows ? std::max(lo, std::min<int64_t>(plan.OW, core::floor_div(plan.W + pad - k, 2) + 1)) : 0;
     for (int64_t oh = 0; oh < plan.OH; ++oh) {
         const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
         float* val = s.val.data() + oh * plan.OW;
         Pick* pick = s.pick.data() + oh * plan.OW;
         int64_t vec_lo = 0, vec_hi = 0;  // outputs the row kernel covered
-        if (rows22 && h1 - h0 == 2 && hi > lo) {
+        if (rows && h1 - h0 == k && hi > lo) {
             const float* r0 = xp + h0 * sh + (2 * lo - pad);
-            if (max_2x2_s2_row(r0, r0 + sh, hi - lo, val + lo, s.which.data())) {
+            const bool ok = k == 2 ? max_2x2_s2_row(r0, r0 + sh, hi - lo, val + lo, s.which.data())
+                                   : max_3x3_s2_row(r0, r0 + sh, r0 + 2 * sh, hi - lo, val + lo, s.which.data());
+            if (ok) {
                 for (int64_t ow = lo; ow < hi; ++ow) {
-                    const int32_t k = s.which[static_cast<size_t>(ow - lo)];
-                    pick[ow] = {h0 + (k >> 1), plan.w0[ow] + (k & 1)};
+                    const int32_t t = s.which[static_cast<size_t>(ow - lo)];
+                    pick[ow] = {h0 + t / k, plan.w0[ow] + t % k};
                 }
                 vec_lo = lo;
                 vec_hi = hi;

@@ -5,7 +5,7 @@
 // avg_ex), win pad stride (one value for every spatial dim, or per dim joined by x),
 // nan (propagate NaN), alpha beta (y), dalpha dbeta (dx), ceil (y one larger than
 // the floor rule in every spatial dim), ties (small-integer x: many equal values),
-// nanx (NaN in some x elements).
+// nanx (NaN in some x elements: every nanstep-th from nanat, default every 7th from 0).
 #pragma once
 
 #include "ops_norm/norm_testlib.hpp"
@@ -150,8 +150,10 @@ inline void pool_setup(PoolData& d, const Case& c) {
     } else {
         d.x->fill_uniform(rng, -2.0, 2.0);
     }
-    if (c.geti("nanx", 0))
-        for (int64_t i = 0; i < d.x->count(); i += 7) d.x->set(i, NAN);
+    if (c.geti("nanx", 0)) {
+        const int64_t step = std::max<int64_t>(1, c.geti("nanstep", 7));
+        for (int64_t i = c.geti("nanat", 0); i < d.x->count(); i += step) d.x->set(i, NAN);
+    }
     auto blend_target = [&](TensorPtr& t, bool blend, std::vector<double>* prior, std::vector<unsigned char>* bytes) {
         if (blend) {
             if (d.dt == CUDNN_DATA_INT8) {
