@@ -5,7 +5,8 @@
 // strides. Where channels are innermost in every operand (NHWC), the channels of a
 // window position are one contiguous run: forward takes one task per output row and
 // backward one per image, with the channel loop innermost (fwd_channels_last,
-// bwd_channels_last). Max windows without NaN take a branch-free path (unrolled for 2x2 and 3x3).
+// bwd_channels_last). Max windows without NaN take a branch-free path (unrolled for 2x2
+// and 3x3).
 // The rules are the reference's (core/pool_problem.hpp): ties go to the first element
 // in window order, NaN follows the propagation flag, averages are summed in double,
 // backward sums every contribution to an input element in double in output order and
@@ -275,11 +276,55 @@ void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64
     }
 }
 
+// The max of a non-empty window for C channels stored innermost (v(h, w) points at the C
+// values of one position), by the reference's rules per channel: taps in window order,
+// the first of equal values, the first NaN when NaN propagates, otherwise NaNs skipped
+// unless the window holds nothing else (then its first NaN). best[c] is the value, at[c]
+// the tap index in window order (row-major over the clipped window). Vectorises;
+// channels_window_max_by picks the NaN rule.
+template <bool Propagate, class X>
+void channels_window_max(X v, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t C, float* best, int32_t* at) {
+    int32_t k = 0;
+    for (int64_t h = h0; h < h1; ++h)
+        for (int64_t w = w0; w < w1; ++w, ++k) {
+            const float* e = v(h, w);
+            if (k == 0) {
+                std::copy(e, e + C, best);
+                std::fill(at, at + C, 0);
+                continue;
+            }
+            for (int64_t c = 0; c < C; ++c) {
+                const float a = best[c], x = e[c];
+                const bool take = Propagate ? a == a && (x != x || x > a) : x == x && (a != a || x > a);
+                best[c] = take ? x : a;
+                at[c] = take ? k : at[c];
+            }
+        }
+}
+
+template <class X>
+void channels_window_max_by(bool propagate, X v, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t C,
+                            float* best, int32_t* at) {
+    if (propagate)
+        channels_window_max<true>(v, h0, h1, w0, w1, C, best, at);
+    else
+        channels_window_max<false>(v, h0, h1, w0, w1, C, best, at);
+}
+
+// out[c] = alpha * r[c] (+ beta * out[c], read only when beta != 0), in double, rounded once.
+template <class R>
+void blend_channels(float* out, const R* r, int64_t C, double alpha, double beta) {
+    if (beta == 0.0) {
+        for (int64_t c = 0; c < C; ++c) out[c] = static_cast<float>(alpha * static_cast<double>(r[c]));
+    } else {
+        for (int64_t c = 0; c < C; ++c)
+            out[c] = static_cast<float>(alpha * static_cast<double>(r[c]) + beta * static_cast<double>(out[c]));
+    }
+}
+
 // Forward with channels innermost in x and y (NHWC and the like, C > 1): one task per
 // output row (n, oh); each window's taps in window order, the channel loop innermost
-// (vectorised). The max keeps the reference's rules per channel: the first NaN wins when
-// NaN propagates, otherwise NaNs are skipped unless the window holds nothing else (then
-// its first NaN); averages are summed in double.
+// (vectorised); maxima by channels_window_max, averages summed in double.
 void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
     const core::PoolGeom& g = p.g;
     const float* x = static_cast<const float*>(p.x_data);
@@ -292,6 +337,7 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
 #pragma omp parallel if (rows > 1 && plan.work > kParallelMinWork)
     {
         std::vector<float> best(static_cast<size_t>(C));
+        std::vector<int32_t> at(static_cast<size_t>(C));
         std::vector<double> sum(static_cast<size_t>(C));
         float* b = best.data();
         double* sm = sum.data();
@@ -300,56 +346,28 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
             const int64_t n = row / plan.OH, oh = row % plan.OH;
             const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
             const float* xn = x + n * sx[0];
+            auto pos = [&](int64_t h, int64_t w) { return xn + h * sx[2] + w * sx[3]; };
             float* yrow = y + n * sy[0] + oh * sy[2];
             for (int64_t ow = 0; ow < plan.OW; ++ow) {
                 const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
-                const bool empty = h1 <= h0 || w1 <= w0;
                 float* out = yrow + ow * sy[3];
                 if (is_max) {
-                    if (empty) {
-                        std::fill(b, b + C, 0.0f);
-                    } else {
-                        bool first = true;
-                        for (int64_t h = h0; h < h1; ++h)
-                            for (int64_t w = w0; w < w1; ++w) {
-                                const float* v = xn + h * sx[2] + w * sx[3];
-                                if (first) {
-                                    std::copy(v, v + C, b);
-                                    first = false;
-                                } else if (propagate) {
-                                    for (int64_t c = 0; c < C; ++c) {
-                                        const float a = b[c], e = v[c];
-                                        b[c] = a != a ? a : (e != e || e > a) ? e : a;
-                                    }
-                                } else {
-                                    for (int64_t c = 0; c < C; ++c) {
-                                        const float a = b[c], e = v[c];
-                                        b[c] = (e == e && (a != a || e > a)) ? e : a;
-                                    }
-                                }
-                            }
-                    }
-                    if (beta == 0.0) {
-                        for (int64_t c = 0; c < C; ++c)
-                            out[c] = static_cast<float>(alpha * static_cast<double>(b[c]));
-                    } else {
-                        for (int64_t c = 0; c < C; ++c)
-                            out[c] = static_cast<float>(alpha * static_cast<double>(b[c]) +
-                                                        beta * static_cast<double>(out[c]));
-                    }
+                    if (h1 <= h0 || w1 <= w0)
+                        std::fill(b, b + C, 0.0f);  // empty window: 0
+                    else
+                        channels_window_max_by(propagate, pos, h0, h1, w0, w1, C, b, at.data());
+                    blend_channels(out, b, C, alpha, beta);
                     continue;
                 }
                 std::fill(sm, sm + C, 0.0);
                 for (int64_t h = h0; h < h1; ++h)
                     for (int64_t w = w0; w < w1; ++w) {
-                        const float* v = xn + h * sx[2] + w * sx[3];
+                        const float* v = pos(h, w);
                         for (int64_t c = 0; c < C; ++c) sm[c] += static_cast<double>(v[c]);
                     }
                 const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
-                for (int64_t c = 0; c < C; ++c) {
-                    const double r = div > 0 ? sm[c] / div : 0.0;
-                    out[c] = static_cast<float>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(out[c]));
-                }
+                for (int64_t c = 0; c < C; ++c) sm[c] = div > 0 ? sm[c] / div : 0.0;
+                blend_channels(out, sm, C, alpha, beta);
             }
         }
     }
@@ -433,13 +451,15 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
         std::vector<double> acc(static_cast<size_t>(H * W * C));
         std::vector<float> best(static_cast<size_t>(C));
         std::vector<int32_t> at(static_cast<size_t>(C));
-        float* b = best.data();
+        std::vector<double> share(static_cast<size_t>(C));
         int32_t* t = at.data();
+        double* sh = share.data();
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < g.n; ++n) {
             std::fill(acc.begin(), acc.end(), 0.0);
             const float* xn = x + n * sx[0];
             const float* dyn = dy + n * sdy[0];
+            auto pos = [&](int64_t h, int64_t w) { return xn + h * sx[2] + w * sx[3]; };
             for (int64_t oh = 0; oh < plan.OH; ++oh) {
                 const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
                 for (int64_t ow = 0; ow < plan.OW; ++ow) {
@@ -449,36 +469,15 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
                     if (!is_max) {
                         const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * ww);
                         if (!(div > 0)) continue;
+                        for (int64_t c = 0; c < C; ++c) sh[c] = static_cast<double>(d[c]) / div;
                         for (int64_t h = h0; h < h1; ++h)
                             for (int64_t w = w0; w < w1; ++w) {
                                 double* a = acc.data() + (h * W + w) * C;
-                                for (int64_t c = 0; c < C; ++c) a[c] += static_cast<double>(d[c]) / div;
+                                for (int64_t c = 0; c < C; ++c) a[c] += sh[c];
                             }
                         continue;
                     }
-                    int32_t k = 0;  // tap index in window order
-                    for (int64_t h = h0; h < h1; ++h)
-                        for (int64_t w = w0; w < w1; ++w, ++k) {
-                            const float* v = xn + h * sx[2] + w * sx[3];
-                            if (k == 0) {
-                                std::copy(v, v + C, b);
-                                std::fill(t, t + C, 0);
-                            } else if (propagate) {
-                                for (int64_t c = 0; c < C; ++c) {
-                                    const float a = b[c], e = v[c];
-                                    const bool take = a == a && (e != e || e > a);
-                                    b[c] = take ? e : a;
-                                    t[c] = take ? k : t[c];
-                                }
-                            } else {
-                                for (int64_t c = 0; c < C; ++c) {
-                                    const float a = b[c], e = v[c];
-                                    const bool take = e == e && (a != a || e > a);
-                                    b[c] = take ? e : a;
-                                    t[c] = take ? k : t[c];
-                                }
-                            }
-                        }
+                    channels_window_max_by(propagate, pos, h0, h1, w0, w1, C, best.data(), t);
                     for (int64_t c = 0; c < C; ++c) {
                         const int64_t h = h0 + t[c] / ww, w = w0 + t[c] % ww;
                         acc[static_cast<size_t>((h * W + w) * C + c)] += static_cast<double>(d[c]);
@@ -487,16 +486,8 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
             }
             float* dxn = dx + n * sdx[0];
             for (int64_t h = 0; h < H; ++h)
-                for (int64_t w = 0; w < W; ++w) {
-                    const double* a = acc.data() + (h * W + w) * C;
-                    float* o = dxn + h * sdx[2] + w * sdx[3];
-                    if (beta == 0.0) {
-                        for (int64_t c = 0; c < C; ++c) o[c] = static_cast<float>(alpha * a[c]);
-                    } else {
-                        for (int64_t c = 0; c < C; ++c)
-                            o[c] = static_cast<float>(alpha * a[c] + beta * static_cast<double>(o[c]));
-                    }
-                }
+                for (int64_t w = 0; w < W; ++w)
+                    blend_channels(dxn + h * sdx[2] + w * sdx[3], acc.data() + (h * W + w) * C, C, alpha, beta);
         }
     }
 }

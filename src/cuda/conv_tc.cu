@@ -1089,14 +1089,15 @@ private:
             ODNN_RETURN_IF_ERROR(core_call(sm90::TcOp::dgrad, type_of(p), t, sm90::TcCall::run, &unused));
         }
         const int rows = static_cast<int>(p.n * H);
-        const int64_t per_row = W * ((out_direct ? p.c : l.cp) / 8);
+        const int64_t c_out = out_direct ? p.c : l.cp;  // channels written (== l.cp when direct)
+        const int64_t per_row = W * (c_out / 8);
         const dim3 grid(std::min<unsigned>(grid_for(per_row), 64), static_cast<unsigned>(std::min(rows, 65535)));
         auto interleave = [&](auto tag) {
             using T = typename decltype(tag)::type;
             phase_interleave_kernel<T><<<grid, 256, 0, st>>>(
                 reinterpret_cast<const T*>(ws), pr, reinterpret_cast<T*>(out_direct ? p.x_data : ws + l.x_off),
                 rows, static_cast<int>(H), static_cast<int>(W), static_cast<int>(l.cp),
-                static_cast<int>(out_direct ? p.c : l.cp), static_cast<int>(sh), static_cast<int>(sw),
+                static_cast<int>(c_out), static_cast<int>(sh), static_cast<int>(sw),
                 out_direct ? static_cast<float>(p.alpha) : 1.0f, out_direct ? static_cast<float>(p.beta) : 0.0f);
         };
         if (p.x.dtype == CUDNN_DATA_HALF)
