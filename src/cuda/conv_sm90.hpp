@@ -43,7 +43,7 @@ enum class TcCall {
 };
 
 enum class TcOp { fprop, dgrad, wgrad };
-enum class TcType { f16, bf16 };
+enum class TcType { f16, bf16, tf32 };  // tf32: FLOAT data (the Ampere-class kernels only)
 
 // A dense matrix product D (m x n, row-major) = alpha * A B + beta * D for the
 // convolutions that are one (1 x 1 filters without padding, im2col matrices). The operand

@@ -1,16 +1,21 @@
-// Tensor-core convolutions of the CUDA backend: the problems the Hopper implicit-GEMM
-// kernels (conv_sm90.hpp) serve, routed to them; everything else is left to the generic
-// kernels (conv_generic.cu), which rank below.
+// Tensor-core convolutions of the CUDA backend: the problems the implicit-GEMM kernels
+// serve, routed to them; everything else is left to the generic kernels
+// (conv_generic.cu), which rank below. Two kernel families (see sm80_family):
+//   - compute capability 9.0: the Hopper kernels (conv_sm90.hpp: TMA, WGMMA), with the
+//     Ampere-class ones (conv_sm80.hpp) for backward data with stride > 1 (one launch
+//     over all phases) and for filter gradients split into reduction pieces (one launch);
+//   - compute capability 8.x: the Ampere-class kernels (cp.async, mma.sync) for everything.
 //
 // Taken: 2-D (and 1-D) cross-correlations without groups, HALF or BFLOAT16 data with
-// fp32 (or, for HALF, fp16) compute, channels-last dense tensors (NHWC images, filters
-// in the NHWC format), C and K multiples of 8, any padding / stride / dilation CUTLASS's
-// TMA im2col accepts (backward data with stride > 1: in phases, see Plan; not with
-// dilation), a math type that allows tensor cores, no fused epilogue; on a compute
-// capability 9.0 device. Algorithms: forward
-// IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM, backward data ALGO_0 and ALGO_1, backward
-// filter ALGO_0, ALGO_1 and ALGO_3. Data pointers that are not 16-byte aligned (only
-// known at run time) make the call run the generic kernel, which needs no workspace.
+// fp32 (or, for HALF, fp16) compute, FLOAT data in TF32 (Ampere-class kernels; any math
+// type but FMA, as cuDNN), channels-last dense tensors (NHWC images, filters in the NHWC
+// format), C and K multiples of 8, any padding / stride / dilation the kernels accept
+// (backward data with stride > 1: see Plan; not with dilation for FLOAT), a math type
+// that allows tensor cores, no fused epilogue; on a compute capability 8.x or 9.0
+// device. Algorithms: forward IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM, backward data
+// ALGO_0 and ALGO_1, backward filter ALGO_0, ALGO_1 and ALGO_3. Data pointers that are
+// not 16-byte aligned (only known at run time) make the call run the generic kernel,
+// which needs no workspace.
 //
 // cuda_conv_sm90_packed takes the rest of those problems whatever their layout: NCHW
 // or strided tensors, filters in the NCHW format, C or K not multiples of 8,
@@ -31,6 +36,7 @@
 #include "core/dtype.hpp"
 #include "core/elem_access.hpp"
 #include "core/impl_registry.hpp"
+#include "cuda/conv_sm80.hpp"
 #include "cuda/conv_sm90.hpp"
 #include "cuda/launch.cuh"
 #include "cuda/norm_common.cuh"
@@ -71,6 +77,21 @@ int device_cc() {
     return cache[dev];
 }
 
+// A tuning knob read once from the environment: whether `name` equals `value`.
+bool knob_is(const char* name, const char* value) {
+    const char* e = std::getenv(name);
+    return e && std::strcmp(e, value) == 0;
+}
+
+// Which kernel family serves the current device: the Ampere-class one on compute
+// capability 8.x, and on 9.0 when ODNN_CONV_TC=sm80 (a knob for tests and measurements:
+// the Ampere-class kernels run on Hopper too).
+bool sm80_family() {
+    static const bool forced = knob_is("ODNN_CONV_TC", "sm80");
+    const int cc = device_cc();
+    return (cc >= 80 && cc < 90) || (forced && cc == 90);
+}
+
 // Dense channels-last: C innermost, then W, H, (D), N (the strides of unit dims do not
 // matter: a 1 x 1 filter is dense in both filter formats).
 bool dense_nhwc(const ConvTensor& t) {
@@ -102,7 +123,9 @@ sm90::TcOp op_of(ConvKind k) {
 }
 
 sm90::TcType type_of(const ConvProblem& p) {
-    return p.x.dtype == CUDNN_DATA_HALF ? sm90::TcType::f16 : sm90::TcType::bf16;
+    return p.x.dtype == CUDNN_DATA_HALF ? sm90::TcType::f16
+           : p.x.dtype == CUDNN_DATA_FLOAT ? sm90::TcType::tf32
+                                           : sm90::TcType::bf16;
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
@@ -127,8 +150,12 @@ Status check_common(const ConvProblem& p) {
     ODNN_REQUIRE_SUPPORTED(algo_taken(p), "algo %s is not an implicit-GEMM algorithm",
                            core::conv_algo_name(p.kind, p.algo));
     const cudnnDataType_t dt = p.x.dtype;
-    ODNN_REQUIRE_SUPPORTED(dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16, "data type %s is not HALF or BFLOAT16",
-                           core::dtype_name(dt));
+    ODNN_REQUIRE_SUPPORTED(dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16 || dt == CUDNN_DATA_FLOAT,
+                           "data type %s is not HALF, BFLOAT16 or FLOAT", core::dtype_name(dt));
+    // FLOAT multiplies in TF32 where cuDNN would: any math type but FMA, unless
+    // NVIDIA_TF32_OVERRIDE=0 (cuDNN's switch, read the same way).
+    static const bool tf32_off = knob_is("NVIDIA_TF32_OVERRIDE", "0");
+    ODNN_REQUIRE_SUPPORTED(dt != CUDNN_DATA_FLOAT || !tf32_off, "TF32 is disabled by NVIDIA_TF32_OVERRIDE=0");
     ODNN_REQUIRE_SUPPORTED(p.w.dtype == dt && p.y.dtype == dt, "mixed data types");
     ODNN_REQUIRE_SUPPORTED(p.x.vect == 1 && p.y.vect == 1 && p.w.vect == 1, "vectorised (VECT_C) tensors");
     ODNN_REQUIRE_SUPPORTED(p.compute == CUDNN_DATA_FLOAT || (p.compute == CUDNN_DATA_HALF && dt == CUDNN_DATA_HALF),
@@ -141,8 +168,15 @@ Status check_common(const ConvProblem& p) {
                                round8(p.k) * p.filt[1] * p.filt[2] * round8(p.c) < lim,
                            "tensors of 2^31 or more elements");
     const int cc = device_cc();
-    ODNN_REQUIRE_SUPPORTED(cc == 90, "the sm_90a kernels need compute capability 9.0 (device has %d.%d)", cc / 10,
-                           cc % 10);
+#ifdef ODNN_SM80_AMPERE_CODE
+    const bool ampere_built = true;
+#else
+    const bool ampere_built = false;
+#endif
+    ODNN_REQUIRE_SUPPORTED(cc == 90 || (cc >= 80 && cc < 90 && ampere_built),
+                           "the tensor-core kernels need compute capability 9.0, or 8.x with sm_80 code built "
+                           "(device has %d.%d)",
+                           cc / 10, cc % 10);
     return Status::ok();
 }
 
@@ -153,7 +187,9 @@ Status check_common(const ConvProblem& p) {
 //   wgrad the fp32 partial filter gradients of `splits` batch slices (each `per` images,
 //   run concurrently: a filter gradient has few output tiles and a long reduction).
 //
-// A backward data with stride > 1 runs as stride-1 phases: the dx rows h = a (mod sh) and
+// A backward data with stride > 1 runs as one strided kernel (conv_sm80.hpp) that writes
+// dx's interleaved positions itself (see strided_kernel_serves), or else as stride-1
+// phases: the dx rows h = a (mod sh) and
 // columns w = b (mod sw) receive only the filter taps r = r0 (mod sh), s = s0 (mod sw),
 // which makes each phase a stride-1 backward data on dy with a sub-filter (all gathered
 // into the workspace in one launch) and asymmetric padding, computed into a dense
@@ -172,6 +208,7 @@ struct Phase {
 };
 constexpr int kMaxPhases = 16;
 constexpr int kMaxSlices = 32;  // concurrent batch slices of a filter gradient
+constexpr int kMaxSplitK = 64;  // reduction pieces of a one-launch filter gradient
 
 //
 // With fewer than 8 input channels (a network's first layer: RGB), forward and filter
@@ -181,7 +218,10 @@ constexpr int kMaxSlices = 32;  // concurrent batch slices of a filter gradient
 struct Plan {
     bool packed = false;
     bool im2col = false;
-    bool gemm = false;  // wgrad: one batched GEMM over `splits` pieces (see core_call)
+    // wgrad: one launch writing the fp32 partial sums of `splits` reduction pieces (a
+    // batched GEMM, or the Ampere-class split-K kernel: see core_call)
+    bool gemm = false;
+    bool strided_kernel = false;  // bwd_data: the strided kernel over every phase
     // Packed path: operands the kernels use in place (already dense channels-last with
     // unpadded channels, 16-byte aligned; decided at execution), and outputs they write in
     // place through alpha / beta. The workspace keeps room for their copies regardless.
@@ -255,9 +295,15 @@ bool gemm_shape(const sm90::TcProblem& t) {
            t.stride[0] == 1 && t.stride[1] == 1;
 }
 
-// Runs (or checks, or sizes) a kernel problem: as a GEMM where it is one, else as an
+// Runs (or checks, or sizes) a kernel problem: on the Ampere-class kernels where they
+// serve it (their family's device; strided backward data; filter gradients in reduction
+// pieces that are not a GEMM), else as a GEMM where it is one, else as a Hopper
 // implicit-GEMM convolution.
 Status core_call(sm90::TcOp op, sm90::TcType ty, const sm90::TcProblem& t, sm90::TcCall call, size_t* bytes) {
+    const bool strided = t.stride[0] > 1 || t.stride[1] > 1;
+    if (sm80_family() || ty == sm90::TcType::tf32 || (op == sm90::TcOp::dgrad && strided) ||
+        (op == sm90::TcOp::wgrad && t.batch > 1 && !gemm_shape(t)))
+        return sm80::dispatch(op, ty, t, call, bytes);
     if (!gemm_shape(t)) return sm90::dispatch(op, ty, t, call, bytes);
     sm90::GemmProblem g;
     const int pix = t.n * t.h * t.w;  // < 2^31: check_common bounds every tensor
@@ -335,6 +381,27 @@ bool strided_1x1(const ConvProblem& p) {
     return p.filt[1] == 1 && p.filt[2] == 1 && p.pad[1] == 0 && p.pad[2] == 0 && (p.stride[1] > 1 || p.stride[2] > 1);
 }
 
+// Whether a strided backward data runs as the one strided kernel rather than in phases:
+// without dilation, on the Ampere-class family (FLOAT included) always (the kernel writes
+// beta * dx where a phase has no taps), on Hopper where every phase has filter taps (a
+// 1 x 1 stride-2 layer runs as one GEMM phase there). ODNN_CONV_STRIDED_DGRAD=phases
+// keeps the phases on Hopper (a knob for tests and measurements).
+bool strided_kernel_serves(const ConvProblem& p, bool f80) {
+    static const bool phases = knob_is("ODNN_CONV_STRIDED_DGRAD", "phases");
+    if (p.dil[1] != 1 || p.dil[2] != 1) return false;
+    return f80 || (!phases && p.filt[1] >= p.stride[1] && p.filt[2] >= p.stride[2]);
+}
+
+// Whether a filter gradient that is not a GEMM runs on Hopper as one split-K launch of
+// the Ampere-class kernel rather than as concurrent batch slices of the Hopper kernel:
+// only with ODNN_CONV_WGRAD_SPLITK=1 (a knob for measurements). Measured on the H200
+// (f16, N = 128, ms, split-K / slices): 64 x 56 x 56 3x3 0.231 / 0.239, 128 x 28 x 28 3x3
+// 0.207 / 0.134, 128 x 56 x 56 3x3 stride 2 0.209 / 0.141.
+bool wgrad_split_kernel() {
+    static const bool on = knob_is("ODNN_CONV_WGRAD_SPLITK", "1");
+    return on;
+}
+
 StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     Plan l;
     l.packed = packed;
@@ -342,7 +409,12 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     l.kp = packed ? round8(p.k) : p.k;
     const int64_t P = p.out[1], Q = p.out[2], R = p.filt[1], S = p.filt[2];
     // A strided 1 x 1 convolution without padding reads a subsampled x: its im2col matrix.
-    l.im2col = packed && (p.kind == ConvKind::bwd_data ? p.c < 8 : p.c < 8 || strided_1x1(p));
+    // (Not for backward data on the Ampere-class kernels: it needs an fp32 output. Not for
+    // FLOAT, which only those kernels take: the im2col kernels copy 16-bit values.)
+    const bool fp32 = p.x.dtype == CUDNN_DATA_FLOAT;
+    const bool f80 = sm80_family() || fp32;
+    const size_t es = fp32 ? 4 : 2;  // element bytes
+    l.im2col = packed && !fp32 && (p.kind == ConvKind::bwd_data ? p.c < 8 && !f80 : p.c < 8 || strided_1x1(p));
     // Forward and filter gradient: rows of more than 64 taps padded to whole 64-column
     // k-blocks (measured on the H200, RGB 7x7 stem: 147 taps as 192 columns made the GEMM
     // 395 -> 225 us for 58 us more im2col); backward data's fp32 gradient stays narrow.
@@ -354,9 +426,9 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     ODNN_REQUIRE_SUPPORTED(!l.im2col || l.col_c <= 3072, "im2col rows of %lld taps (more than 3072: its tap table)",
                            static_cast<long long>(l.col_c));
     // (backward data of an im2col plan: the fp32 gradient of the im2col matrix)
-    const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * (l.im2col && p.kind == ConvKind::bwd_data ? 4 : 2);
-    const size_t w_bytes = static_cast<size_t>(filter_elems(p, l)) * 2;
-    const size_t y_bytes = static_cast<size_t>(p.n * P * Q * l.kp) * 2;
+    const size_t x_bytes = static_cast<size_t>(p.n * x_image(p, l)) * (l.im2col && p.kind == ConvKind::bwd_data ? 4 : es);
+    const size_t w_bytes = static_cast<size_t>(filter_elems(p, l)) * es;
+    const size_t y_bytes = static_cast<size_t>(p.n * P * Q * l.kp) * es;
     size_t off = 0;
     auto take = [&](size_t bytes) {
         const size_t at = off;
@@ -371,7 +443,19 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     sm90::TcProblem t = tc_base(p, l);
     const int64_t tile_m = gemm_shape(t) ? 128 : sm90::wgrad_tile_m(static_cast<int>(l.kp));
     const int64_t tiles = (l.kp + tile_m - 1) / tile_m * ((filter_elems(p, l) / l.kp + 127) / 128);
-    if (p.kind == ConvKind::bwd_filter && gemm_shape(t)) {
+    if (p.kind == ConvKind::bwd_filter && !gemm_shape(t) && (f80 || wgrad_split_kernel())) {
+        // One split-K launch (Ampere-class kernel): about two waves of its smaller tiles,
+        // each piece at least 64 k-blocks of 32 output pixels long.
+        const int64_t tiles80 = (l.kp + sm80::kWgradTileM - 1) / sm80::kWgradTileM *
+                                ((filter_elems(p, l) / l.kp + sm80::kWgradTileN - 1) / sm80::kWgradTileN);
+        const int64_t blocks = static_cast<int64_t>(t.n) * P * Q / 32;
+        const int64_t want = (2 * sm_count() + tiles80 - 1) / tiles80;
+        l.gemm = true;
+        l.splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({want, kMaxSplitK, blocks / 64})));
+        l.per = p.n;
+        t.batch = l.splits;
+        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
+    } else if (p.kind == ConvKind::bwd_filter && gemm_shape(t)) {
         // One batched GEMM: the reduction over images cut into `splits` equal pieces (a
         // divisor of N), about one wave of tiles, fp32 partial sums added by unpack.
         l.gemm = true;
@@ -399,7 +483,13 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
         l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
         t.n = static_cast<int>(l.per);
     }
-    if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1)) {
+    if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1) &&
+        strided_kernel_serves(p, f80)) {
+        l.strided_kernel = true;
+        ODNN_RETURN_IF_ERROR(core_call(sm90::TcOp::dgrad, type_of(p), t, sm90::TcCall::workspace, &l.core_bytes));
+    } else if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1)) {
+        // (the phase kernels copy 16-bit values)
+        ODNN_REQUIRE_SUPPORTED(!fp32, "FLOAT backward data with stride > 1 and dilation > 1");
         ODNN_RETURN_IF_ERROR(make_phases(p, &l));
         for (int i = 0; i < l.phases; ++i) {
             Phase& f = l.phase[i];
@@ -447,21 +537,47 @@ Strided4 strided(const ConvTensor& t) {
 
 // Dense channels-last copy [a][h][w][cp] of a strided tensor [a][c][h][w] (activations:
 // a = n; filters: a = k, taps flipped when `flip`); channels c >= C and rows a >= A are
-// zero. Copies raw 16-bit values.
-__global__ void pack_kernel(const uint16_t* __restrict__ src, Strided4 st, int64_t a_real, int64_t c_real,
-                            int64_t h, int64_t w, int64_t cp, bool flip, uint16_t* __restrict__ dst, int64_t total) {
+// zero. One thread per element: any strides.
+// Copies raw 16- or 32-bit values (T: uint16_t or uint32_t).
+template <class T>
+__global__ void pack_kernel(const T* __restrict__ src, Strided4 st, int64_t a_real, int64_t c_real, int64_t h,
+                            int64_t w, int64_t cp, bool flip, T* __restrict__ dst, int64_t total) {
     ODNN_GRID_STRIDE_LOOP(i, total) {
         int64_t q = i;
         const int64_t c = q % cp; q /= cp;
         const int64_t x = q % w; q /= w;
         const int64_t y = q % h;
         const int64_t a = q / h;
-        uint16_t v = 0;
+        T v = 0;
         if (c < c_real && a < a_real) {
             const int64_t sy = flip ? h - 1 - y : y, sx = flip ? w - 1 - x : x;
             v = src[a * st.s[0] + c * st.s[1] + sy * st.s[3] + sx * st.s[4]];
         }
         dst[i] = v;
+    }
+}
+
+// The same copy where each channel's H x W plane is contiguous (NCHW and its channel
+// slices) and nothing is flipped: a 32 x 32 tile (channels x pixels) per block through
+// shared memory, so that reads run along the plane and writes along the channels (one
+// thread per element gathers across planes: a 32-byte sector per 2- or 4-byte value).
+// Grid: pixel tiles, channel tiles, rows a.
+template <class T>
+__global__ void pack_planes_kernel(const T* __restrict__ src, int64_t s_a, int64_t s_c, int64_t a_real,
+                                   int64_t c_real, int64_t hw, int64_t cp, T* __restrict__ dst) {
+    __shared__ T tile[32][33];
+    const int64_t a = blockIdx.z, p0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int j = ty; j < 32; j += 8) {
+        const int64_t c = c0 + j, px = p0 + tx;
+        T v = 0;
+        if (c < c_real && a < a_real && px < hw) v = src[a * s_a + c * s_c + px];
+        tile[j][tx] = v;
+    }
+    __syncthreads();
+    for (int j = ty; j < 32; j += 8) {
+        const int64_t px = p0 + j, c = c0 + tx;
+        if (px < hw && c < cp) dst[(a * hw + px) * cp + c] = tile[tx][j];
     }
 }
 
@@ -834,6 +950,33 @@ __global__ void unpack_kernel(const void* __restrict__ src, int64_t cp, void* ds
     }
 }
 
+// unpack_kernel's plain case (one result of the output's type, no epilogue, nothing
+// flipped) where each channel's H x W plane of dst is contiguous (NCHW): transposed
+// through a 32 x 32 tile in shared memory as pack_planes_kernel, so that both the
+// workspace reads and the caller's writes are coalesced. dst = alpha * src + beta * dst
+// (dst not read when beta = 0).
+template <class T>
+__global__ void unpack_planes_kernel(const T* __restrict__ src, int64_t cp, T* __restrict__ dst, int64_t s_a,
+                                     int64_t s_c, int64_t c_real, int64_t hw, float alpha, float beta) {
+    using C = typename Io<T>::C;
+    __shared__ C tile[32][33];
+    const int64_t a = blockIdx.z, p0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int j = ty; j < 32; j += 8) {
+        const int64_t px = p0 + j, c = c0 + tx;
+        tile[j][tx] = px < hw && c < c_real ? Io<T>::in(src[(a * hw + px) * cp + c]) : C(0);
+    }
+    __syncthreads();
+    for (int j = ty; j < 32; j += 8) {
+        const int64_t c = c0 + j, px = p0 + tx;
+        if (c >= c_real || px >= hw) continue;
+        const int64_t off = a * s_a + c * s_c + px;
+        C v = static_cast<C>(alpha) * tile[tx][j];
+        if (beta != 0.0f) v += static_cast<C>(beta) * Io<T>::in(dst[off]);
+        dst[off] = Io<T>::out(v);
+    }
+}
+
 // Streams the batch slices of a filter gradient run on, forked from and joined back to
 // the caller's stream. Created once per device and kept.
 class SliceStreams {
@@ -908,7 +1051,7 @@ public:
                                    static_cast<long long>(p.c), static_cast<long long>(p.k));
             ODNN_REQUIRE_SUPPORTED(dense_nhwc(p.x) && dense_nhwc(p.y), "x and y are not dense NHWC");
             ODNN_REQUIRE_SUPPORTED(dense_nhwc(p.w), "the filter is not dense in the NHWC format");
-            ODNN_REQUIRE_SUPPORTED(p.kind == ConvKind::bwd_data || !strided_1x1(p),
+            ODNN_REQUIRE_SUPPORTED(p.kind == ConvKind::bwd_data || !strided_1x1(p) || p.x.dtype == CUDNN_DATA_FLOAT,
                                    "a strided 1 x 1 convolution runs as a GEMM over the subsampled input "
                                    "(cuda_conv_sm90_packed)");
         }
@@ -1018,8 +1161,26 @@ private:
         auto pack = [&](const void* src, const ConvTensor& t, int64_t a, int64_t ap, int64_t c, int64_t cp, int64_t hh,
                         int64_t ww, bool flip, size_t off) -> Status {
             const int64_t total = ap * hh * ww * cp;
-            pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint16_t*>(src), strided(t), a, c, hh, ww,
-                                                         cp, flip, reinterpret_cast<uint16_t*>(ws + off), total);
+            const Strided4 s4 = strided(t);
+            if (!flip && s4.s[4] == 1 && (hh == 1 || s4.s[3] == ww) && ap <= 65535) {
+                const dim3 grid(static_cast<unsigned>((hh * ww + 31) / 32), static_cast<unsigned>((cp + 31) / 32),
+                                static_cast<unsigned>(ap));
+                if (p.x.dtype == CUDNN_DATA_FLOAT)
+                    pack_planes_kernel<<<grid, dim3(32, 8), 0, st>>>(static_cast<const uint32_t*>(src), s4.s[0],
+                                                                     s4.s[1], a, c, hh * ww, cp,
+                                                                     reinterpret_cast<uint32_t*>(ws + off));
+                else
+                    pack_planes_kernel<<<grid, dim3(32, 8), 0, st>>>(static_cast<const uint16_t*>(src), s4.s[0],
+                                                                     s4.s[1], a, c, hh * ww, cp,
+                                                                     reinterpret_cast<uint16_t*>(ws + off));
+                return core::cuda_check_launch("pack_planes_kernel");
+            }
+            if (p.x.dtype == CUDNN_DATA_FLOAT)
+                pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint32_t*>(src), strided(t), a, c, hh,
+                                                             ww, cp, flip, reinterpret_cast<uint32_t*>(ws + off), total);
+            else
+                pack_kernel<<<grid_for(total), 256, 0, st>>>(static_cast<const uint16_t*>(src), strided(t), a, c, hh,
+                                                             ww, cp, flip, reinterpret_cast<uint16_t*>(ws + off), total);
             return core::cuda_check_launch("pack_kernel");
         };
         if (l.im2col) {
@@ -1165,7 +1326,27 @@ private:
                 break;
         }
         const int64_t total = a * c * hh * ww;
-        unpack_kernel<<<grid_for(total), 256, 0, st>>>(src, cp, dst, strided(*dt), a, c, hh, ww, flip, u, total);
+        const Strided4 s4 = strided(*dt);
+        if (splits == 1 && src_dtype == u.dtype && !u.epi && !flip && u.tap_c == 0 && s4.s[4] == 1 &&
+            (hh == 1 || s4.s[3] == ww) && a <= 65535) {
+            const dim3 grid(static_cast<unsigned>((hh * ww + 31) / 32), static_cast<unsigned>((c + 31) / 32),
+                            static_cast<unsigned>(a));
+            auto run = [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                unpack_planes_kernel<T><<<grid, dim3(32, 8), 0, st>>>(static_cast<const T*>(src), cp,
+                                                                      static_cast<T*>(dst), s4.s[0], s4.s[1], c,
+                                                                      hh * ww, static_cast<float>(p.alpha),
+                                                                      static_cast<float>(p.beta));
+            };
+            if (u.dtype == CUDNN_DATA_FLOAT)
+                run(Tag<float>{});
+            else if (u.dtype == CUDNN_DATA_HALF)
+                run(Tag<__half>{});
+            else
+                run(Tag<__nv_bfloat16>{});
+            return core::cuda_check_launch("unpack_planes_kernel");
+        }
+        unpack_kernel<<<grid_for(total), 256, 0, st>>>(src, cp, dst, s4, a, c, hh, ww, flip, u, total);
         return core::cuda_check_launch("unpack_kernel");
     }
 
@@ -1218,6 +1399,24 @@ ODNN_SM90_GEMM_ABSENT(gemm_wgrad_f16)
 ODNN_SM90_GEMM_ABSENT(gemm_wgrad_bf16)
 #undef ODNN_SM90_GEMM_ABSENT
 }  // namespace sm90
+#endif
+
+#ifndef ODNN_WITH_SM80_KERNELS
+// Built without the Ampere-class instances (no architecture >= 8.0, or no CUTLASS headers).
+namespace sm80 {
+#define ODNN_SM80_ABSENT(fn)                                                                              \
+    core::Status fn(const TcProblem&, TcCall, size_t*) {                                                  \
+        return core::Status(CUDNN_STATUS_NOT_SUPPORTED,                                                   \
+                            "odnn was built without the sm_80 tensor-core kernels (CUTLASS, arch >= 80)"); \
+    }
+ODNN_SM80_ABSENT(fprop_f16)
+ODNN_SM80_ABSENT(fprop_bf16)
+ODNN_SM80_ABSENT(dgrad_f16)
+ODNN_SM80_ABSENT(dgrad_bf16)
+ODNN_SM80_ABSENT(wgrad_f16)
+ODNN_SM80_ABSENT(wgrad_bf16)
+#undef ODNN_SM80_ABSENT
+}  // namespace sm80
 #endif
 
 ODNN_REGISTER_IMPL(cuda, ConvProblem, CudaConvSm90As<false>, core::kPriorityFast);

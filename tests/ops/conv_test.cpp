@@ -496,13 +496,17 @@ private:
     }
 
     // The math type reported with every result: the descriptor's (FMA on odd lines), or
-    // TENSOR_OP for a tensor-core kernel (CUDA), which FMA math and fp32 / fp64 data never
-    // get (PyTorch asserts FMA for fp32 without TF32).
+    // TENSOR_OP for a tensor-core kernel (CUDA: 16-bit data, and FLOAT through TF32),
+    // which FMA math and fp64 data never get (PyTorch asserts FMA for fp32 without TF32).
     cudnnMathType_t expected_math() const { return c_.line % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH; }
     bool math_ok(cudnnMathType_t m) const {
         if (m == expected_math()) return true;
-        const bool half = p_.x.dtype == CUDNN_DATA_HALF || p_.x.dtype == CUDNN_DATA_BFLOAT16;
-        return kCuda && half && m == CUDNN_TENSOR_OP_MATH && expected_math() != CUDNN_FMA_MATH;
+        return tensor_cores_allowed() && m == CUDNN_TENSOR_OP_MATH;
+    }
+    bool tensor_cores_allowed() const {
+        const cudnnDataType_t dt = p_.x.dtype;
+        const bool tc_type = dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16 || dt == CUDNN_DATA_FLOAT;
+        return kCuda && tc_type && expected_math() != CUDNN_FMA_MATH;
     }
 
     Buffer& output() { return kind_ == ConvKind::fwd ? y_ : kind_ == ConvKind::bwd_data ? x_ : w_; }
@@ -640,7 +644,12 @@ private:
                  const std::string& what) {
         const cudnnDataType_t ot = out.t.dtype;
         const Types ty = types_of(c_.dt);
-        const double acc_eps = ty.x == CUDNN_DATA_DOUBLE ? std::ldexp(1.0, -52) : std::ldexp(1.0, -23);
+        // (FLOAT through TF32 on CUDA: each product carries the operands' rounding to 10
+        // fraction bits, truncated or to nearest.)
+        const bool tf32 = ty.x == CUDNN_DATA_FLOAT && tensor_cores_allowed();
+        const double acc_eps = ty.x == CUDNN_DATA_DOUBLE ? std::ldexp(1.0, -52)
+                               : tf32                    ? std::ldexp(1.0, -9)
+                                                         : std::ldexp(1.0, -23);
         const double red = static_cast<double>(p_.reduction_length());
         int bad = 0;
         for (size_t i = 0; i < out.size(); ++i) {
