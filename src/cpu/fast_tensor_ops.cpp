@@ -1,0 +1,240 @@
+// cudnnTransformTensor (plain copies between layouts), cudnnAddTensor and cudnnOpTensor
+// for FLOAT operands in any strides: the operands are walked together over the output's
+// dims, simplified as the CUDA kernels do (core::ew_simplify: unit dims dropped, dims
+// ordered by the output's strides, contiguous runs merged), one row of the innermost dim
+// at a time. Rows whose operands step by 1 (or 0: a broadcast value) are loops the
+// compiler vectorises; others are strided loops. Each value is computed in double and
+// rounded once on store, as the reference does, so results are the reference's; beta = 0
+// never reads the output. Other data types, NCHW_VECT_C and folding / padding transforms
+// are left to the reference.
+#include <omp.h>
+
+#include <cstdint>
+
+#include "core/impl_registry.hpp"
+#include "core/tensor_ops.hpp"
+
+namespace odnn::cpu {
+
+using core::Status;
+
+namespace {
+
+// Elements above which a call is split over threads.
+constexpr int64_t kParallelMin = int64_t{1} << 16;
+
+Status check_float(const core::Operand& o, const char* name) {
+    ODNN_REQUIRE_SUPPORTED(o.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
+    ODNN_REQUIRE_SUPPORTED(o.vect == 1, "%s is vectorised (NCHW_VECT_C)", name);
+    return Status::ok();
+}
+
+// Calls row(offsets, length, steps) for every row of the innermost dim of `g`, offsets
+// and steps in elements, one per operand; rows are split evenly over threads.
+template <class Row>
+void for_rows(const core::EwGeometry& g, Row row) {
+    const int nb = g.nb_dims, n = g.n_operands;
+    const int64_t len = g.dims[nb - 1];
+    const int64_t rows = g.count() / len;
+    int64_t step[core::kMaxEwOperands];
+    for (int k = 0; k < n; ++k) step[k] = g.strides[k][nb - 1];
+#pragma omp parallel if (g.count() > kParallelMin)
+    {
+        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
+        // Index of row r0 over the outer dims, and each operand's offset there.
+        int64_t idx[core::kMaxOperandDims] = {};
+        int64_t off[core::kMaxEwOperands] = {};
+        int64_t r = r0;
+        for (int d = nb - 2; d >= 0; --d) {
+            idx[d] = r % g.dims[d];
+            r /= g.dims[d];
+        }
+        for (int k = 0; k < n; ++k)
+            for (int d = 0; d < nb - 1; ++d) off[k] += idx[d] * g.strides[k][d];
+        for (int64_t i = r0; i < r1; ++i) {
+            row(off, len, step);
+            for (int d = nb - 2; d >= 0; --d) {  // next row: carry through the outer dims
+                for (int k = 0; k < n; ++k) off[k] += g.strides[k][d];
+                if (++idx[d] < g.dims[d]) break;
+                for (int k = 0; k < n; ++k) off[k] -= idx[d] * g.strides[k][d];
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+// out[j] = blend(f(a[j])) along one row; `sa` is the input's step (1, 0 or other).
+template <class F>
+void unary_row(float* out, const float* a, int64_t len, int64_t so, int64_t sa, double beta, F f) {
+    if (so == 1 && sa == 1) {
+        if (beta == 0.0) {
+            for (int64_t j = 0; j < len; ++j) out[j] = static_cast<float>(f(static_cast<double>(a[j])));
+        } else {
+            for (int64_t j = 0; j < len; ++j)
+                out[j] = static_cast<float>(f(static_cast<double>(a[j])) + beta * static_cast<double>(out[j]));
+        }
+    } else if (so == 1 && sa == 0) {
+        const double v = f(static_cast<double>(a[0]));
+        if (beta == 0.0) {
+            const float fv = static_cast<float>(v);
+            for (int64_t j = 0; j < len; ++j) out[j] = fv;
+        } else {
+            for (int64_t j = 0; j < len; ++j) out[j] = static_cast<float>(v + beta * static_cast<double>(out[j]));
+        }
+    } else {
+        for (int64_t j = 0; j < len; ++j) {
+            float& o = out[j * so];
+            const double v = f(static_cast<double>(a[j * sa]));
+            o = static_cast<float>(beta == 0.0 ? v : v + beta * static_cast<double>(o));
+        }
+    }
+}
+
+// out[j] = f(a[j], b[j]) + beta * out[j] along one row (steps 1, 0 or other).
+template <class F>
+void binary_row(float* out, const float* a, const float* b, int64_t len, const int64_t* step, double beta, F f) {
+    const int64_t so = step[0], sa = step[1], sb = step[2];
+    if (so == 1 && sa == 1 && (sb == 1 || sb == 0)) {
+        if (sb == 1) {
+            if (beta == 0.0) {
+                for (int64_t j = 0; j < len; ++j)
+                    out[j] = static_cast<float>(f(static_cast<double>(a[j]), static_cast<double>(b[j])));
+            } else {
+                for (int64_t j = 0; j < len; ++j)
+                    out[j] = static_cast<float>(f(static_cast<double>(a[j]), static_cast<double>(b[j])) +
+                                                beta * static_cast<double>(out[j]));
+            }
+        } else {
+            const double bv = static_cast<double>(b[0]);
+            if (beta == 0.0) {
+                for (int64_t j = 0; j < len; ++j) out[j] = static_cast<float>(f(static_cast<double>(a[j]), bv));
+            } else {
+                for (int64_t j = 0; j < len; ++j)
+                    out[j] = static_cast<float>(f(static_cast<double>(a[j]), bv) + beta * static_cast<double>(out[j]));
+            }
+        }
+        return;
+    }
+    for (int64_t j = 0; j < len; ++j) {
+        float& o = out[j * so];
+        const double v = f(static_cast<double>(a[j * sa]), static_cast<double>(b[j * sb]));
+        o = static_cast<float>(beta == 0.0 ? v : v + beta * static_cast<double>(o));
+    }
+}
+
+// ---- Transform (identity map: a copy between layouts) ----
+
+class FastTransform final : public core::Impl<core::TransformTensorProblem> {
+public:
+    const char* name() const override { return "fast_transform_tensor"; }
+    Status check(const core::TransformTensorProblem& p) const override {
+        ODNN_REQUIRE_SUPPORTED(p.map.identity, "a padding or folding transform");
+        ODNN_RETURN_IF_ERROR(check_float(p.x, "x"));
+        ODNN_RETURN_IF_ERROR(check_float(p.y, "y"));
+        ODNN_REQUIRE_SUPPORTED(core::same_dims(p.x, p.y), "x and y dims differ");
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::TransformTensorProblem& p) const override {
+        const core::Operand* ops[2] = {&p.y, &p.x};
+        const core::EwGeometry g = core::ew_simplify(ops, 2);
+        float* y = static_cast<float*>(p.y_data);
+        const float* x = static_cast<const float*>(p.x_data);
+        const double alpha = p.scale.alpha, beta = p.scale.beta;
+        for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+            unary_row(y + off[0], x + off[1], len, step[0], step[1], beta, [=](double v) { return alpha * v; });
+        });
+        return Status::ok();
+    }
+};
+
+// ---- Add: C = alpha * A + beta * C, A broadcast ----
+
+class FastAdd final : public core::Impl<core::AddTensorProblem> {
+public:
+    const char* name() const override { return "fast_add_tensor"; }
+    Status check(const core::AddTensorProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
+        ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::AddTensorProblem& p) const override {
+        const core::Operand* ops[2] = {&p.c, &p.a};
+        const core::EwGeometry g = core::ew_simplify(ops, 2);
+        float* c = static_cast<float*>(p.c_data);
+        const float* a = static_cast<const float*>(p.a_data);
+        const double alpha = p.scale.alpha, beta = p.scale.beta;
+        for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+            unary_row(c + off[0], a + off[1], len, step[0], step[1], beta, [=](double v) { return alpha * v; });
+        });
+        return Status::ok();
+    }
+};
+
+// ---- Op-tensor: C = op(alpha1 * A, alpha2 * B) + beta * C, B broadcast ----
+
+class FastOpTensor final : public core::Impl<core::OpTensorProblem> {
+public:
+    const char* name() const override { return "fast_op_tensor"; }
+    Status check(const core::OpTensorProblem& p) const override {
+        const int op = p.op;
+        ODNN_REQUIRE_SUPPORTED(op == CUDNN_OP_TENSOR_ADD || op == CUDNN_OP_TENSOR_MUL || op == CUDNN_OP_TENSOR_MIN ||
+                                   op == CUDNN_OP_TENSOR_MAX || op == CUDNN_OP_TENSOR_SQRT || op == CUDNN_OP_TENSOR_NOT,
+                               "op %d", op);
+        ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
+        ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
+        if (!p.unary()) ODNN_RETURN_IF_ERROR(check_float(p.b, "B"));
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::OpTensorProblem& p) const override {
+        float* c = static_cast<float*>(p.c_data);
+        const float* a = static_cast<const float*>(p.a_data);
+        const double a1 = p.alpha1, a2 = p.alpha2, beta = p.beta;
+        const bool nan = p.propagate_nan;
+        if (p.unary()) {
+            const core::Operand* ops[2] = {&p.c, &p.a};
+            const core::EwGeometry g = core::ew_simplify(ops, 2);
+            auto run = [&](auto f) {
+                for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+                    unary_row(c + off[0], a + off[1], len, step[0], step[1], beta, f);
+                });
+            };
+            if (p.op == CUDNN_OP_TENSOR_SQRT)
+                run([=](double v) { return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_SQRT, nan, a1 * v, 0.0); });
+            else
+                run([=](double v) { return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_NOT, nan, a1 * v, 0.0); });
+            return Status::ok();
+        }
+        const float* b = static_cast<const float*>(p.b_data);
+        const core::Operand* ops[3] = {&p.c, &p.a, &p.b};
+        const core::EwGeometry g = core::ew_simplify(ops, 3);
+        auto run = [&](auto f) {
+            for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+                binary_row(c + off[0], a + off[1], b + off[2], len, step, beta, f);
+            });
+        };
+        switch (p.op) {
+            case CUDNN_OP_TENSOR_ADD: run([=](double x, double y) { return a1 * x + a2 * y; }); break;
+            case CUDNN_OP_TENSOR_MUL: run([=](double x, double y) { return (a1 * x) * (a2 * y); }); break;
+            case CUDNN_OP_TENSOR_MIN:
+                run([=](double x, double y) {
+                    return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_MIN, nan, a1 * x, a2 * y);
+                });
+                break;
+            default:  // MAX
+                run([=](double x, double y) {
+                    return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_MAX, nan, a1 * x, a2 * y);
+                });
+                break;
+        }
+        return Status::ok();
+    }
+};
+
+}  // namespace
+
+ODNN_REGISTER_IMPL(cpu, core::TransformTensorProblem, FastTransform, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::AddTensorProblem, FastAdd, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::OpTensorProblem, FastOpTensor, core::kPriorityFast);
+
+}  // namespace odnn::cpu
