@@ -1,7 +1,7 @@
 // cudnn_cnn entry points of the convolution family: forward (plain and fused with bias
 // and activation), backward data / filter / bias, algorithm queries and searches,
-// workspace sizes, im2col. Each checks its arguments, builds a core::ConvProblem and
-// hands it to the core, which dispatches to the handle's backend.
+// workspace sizes, im2col, the INT8x32 filter reorder. Each checks its arguments, builds
+// a core::ConvProblem and hands it to the core, which dispatches to the handle's backend.
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -13,6 +13,7 @@
 #include "core/conv_problem.hpp"
 #include "core/handle.hpp"
 #include "core/memory.hpp"
+#include "core/tensor_ops.hpp"
 #include "core/ops_desc.hpp"
 #include "core/tensor_desc.hpp"
 
@@ -570,6 +571,18 @@ cudnnStatus_t CUDNNWINAPI cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorDes
         q.conv.x_data = const_cast<void*>(x);
         q.col = colBuffer;
         return odnn::core::dispatch(*h, q);
+    }, handle);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnReorderFilterAndBias(cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
+                                                    cudnnReorderType_t reorderType, const void* filterData,
+                                                    void* reorderedFilterData, int reorderBias, const void* biasData,
+                                                    void* reorderedBiasData) {
+    return guard(__func__, [&]() -> Status {
+        ODNN_LOOKUP(h, handle, handle);
+        ODNN_LOOKUP(w, filterDesc, filter);
+        return odnn::core::reorder_filter_and_bias(*h, *w, reorderType, filterData, reorderedFilterData, reorderBias,
+                                                   biasData, reorderedBiasData);
     }, handle);
 }
 
