@@ -123,6 +123,17 @@ void binary_row(float* out, const float* a, const float* b, int64_t len, const i
     }
 }
 
+// out = alpha * in + beta * out, `in` laid out (or broadcast) over out's dims.
+void scaled_copy(const core::Operand& out_op, float* out, const core::Operand& in_op, const float* in,
+                 const core::Scale& s) {
+    const core::Operand* ops[2] = {&out_op, &in_op};
+    const core::EwGeometry g = core::ew_simplify(ops, 2);
+    const double alpha = s.alpha, beta = s.beta;
+    for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+        unary_row(out + off[0], in + off[1], len, step[0], step[1], beta, [=](double v) { return alpha * v; });
+    });
+}
+
 // ---- Transform (identity map: a copy between layouts) ----
 
 class FastTransform final : public core::Impl<core::TransformTensorProblem> {
@@ -136,14 +147,7 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::TransformTensorProblem& p) const override {
-        const core::Operand* ops[2] = {&p.y, &p.x};
-        const core::EwGeometry g = core::ew_simplify(ops, 2);
-        float* y = static_cast<float*>(p.y_data);
-        const float* x = static_cast<const float*>(p.x_data);
-        const double alpha = p.scale.alpha, beta = p.scale.beta;
-        for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
-            unary_row(y + off[0], x + off[1], len, step[0], step[1], beta, [=](double v) { return alpha * v; });
-        });
+        scaled_copy(p.y, static_cast<float*>(p.y_data), p.x, static_cast<const float*>(p.x_data), p.scale);
         return Status::ok();
     }
 };
@@ -159,14 +163,7 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::AddTensorProblem& p) const override {
-        const core::Operand* ops[2] = {&p.c, &p.a};
-        const core::EwGeometry g = core::ew_simplify(ops, 2);
-        float* c = static_cast<float*>(p.c_data);
-        const float* a = static_cast<const float*>(p.a_data);
-        const double alpha = p.scale.alpha, beta = p.scale.beta;
-        for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
-            unary_row(c + off[0], a + off[1], len, step[0], step[1], beta, [=](double v) { return alpha * v; });
-        });
+        scaled_copy(p.c, static_cast<float*>(p.c_data), p.a, static_cast<const float*>(p.a_data), p.scale);
         return Status::ok();
     }
 };
