@@ -516,9 +516,24 @@ StatusOr<size_t> conv_workspace_size(const Handle& h, const ConvProblem& p) {
 
 Status conv_execute(const Handle& h, const ConvProblem& p) {
     log_replay(h, p);
-    auto impl = conv_select(h, p);
-    if (!impl.is_ok()) return impl.status();
-    const size_t need = impl.value()->workspace_size(p);
+    auto selected = conv_select(h, p);
+    if (!selected.is_ok()) return selected.status();
+    const Impl<ConvProblem>* impl = selected.value();
+    size_t need = impl->workspace_size(p);
+    if (p.epi.enabled && p.workspace_bytes < need) {
+        // The fused forward's workspace is what cudnnGetConvolutionForwardWorkspaceSize
+        // gives for the plain forward, which knows no epilogue: where the first
+        // implementation's fused path needs more, the next one that fits runs it.
+        for (const Impl<ConvProblem>* alt : ImplRegistry<ConvProblem>::get().list(h.backend)) {
+            if (!alt->check(p).is_ok()) continue;
+            const size_t n = alt->workspace_size(p);
+            if (n <= p.workspace_bytes) {
+                impl = alt;
+                need = n;
+                break;
+            }
+        }
+    }
     ODNN_REQUIRE_PARAM(p.workspace_bytes >= need,
                        "workSpaceSizeInBytes = %zu is less than the %zu bytes %s algo %s needs (ask "
                        "cudnnGetConvolution*WorkspaceSize)",
@@ -527,8 +542,8 @@ Status conv_execute(const Handle& h, const ConvProblem& p) {
                        conv_algo_name(p.kind, p.algo), need);
     if (dispatch_verbose())
         std::fprintf(stderr, "odnn dispatch: %s %s algo %s runs on %s\n", ConvProblem::kOpName,
-                     conv_kind_name(p.kind), conv_algo_name(p.kind, p.algo), impl.value()->name());
-    return impl.value()->execute(h, p);
+                     conv_kind_name(p.kind), conv_algo_name(p.kind, p.algo), impl->name());
+    return impl->execute(h, p);
 }
 
 // ---------------------------------------------------------------------------
