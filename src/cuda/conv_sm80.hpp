@@ -36,6 +36,10 @@ core::Status wgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status fprop_tf32(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status dgrad_tf32(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_tf32(const TcProblem& p, TcCall call, size_t* bytes);
+// FLOAT data, fp32 FMAs on the CUDA cores (the FMA math type).
+core::Status fprop_f32(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status dgrad_f32(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_f32(const TcProblem& p, TcCall call, size_t* bytes);
 
 // Output tile of the filter-gradient instances (K rows x C * R * S columns).
 constexpr int kWgradTileM = 64, kWgradTileN = 128;
@@ -47,6 +51,13 @@ inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call,
             case TcOp::fprop: return sm80::fprop_tf32(p, call, bytes);
             case TcOp::dgrad: return sm80::dgrad_tf32(p, call, bytes);
             case TcOp::wgrad: return sm80::wgrad_tf32(p, call, bytes);
+        }
+    }
+    if (t == TcType::f32) {
+        switch (op) {
+            case TcOp::fprop: return sm80::fprop_f32(p, call, bytes);
+            case TcOp::dgrad: return sm80::dgrad_f32(p, call, bytes);
+            case TcOp::wgrad: return sm80::wgrad_f32(p, call, bytes);
         }
     }
     switch (op) {

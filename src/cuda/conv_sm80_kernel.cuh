@@ -1,6 +1,7 @@
 // One CUTLASS 2.x implicit-GEMM convolution for sm_80 and later (cp.async multistage
 // mainloop, mma.sync with fp32 accumulation, alpha * acc + beta * C epilogue). FLOAT
-// data multiplies in TF32 (CUTLASS converts each operand as it enters the tensor core). Backward
+// data multiplies in TF32 (CUTLASS converts each operand as it enters the tensor core),
+// or, with `Simt`, in fp32 FMAs on the CUDA cores (the FMA math type). Backward
 // data uses CUTLASS's strided-dgrad kernel, which also serves stride 1; filter gradients
 // write `batch` fp32 partial sums (parallel split-K). Included by the instance files only.
 #pragma once
@@ -25,7 +26,7 @@ namespace odnn::cuda::sm80 {
 
 using cutlass::conv::Operator;
 
-template <Operator Op, class Element>
+template <Operator Op, class Element, bool Simt = false>
 struct Sm80Conv {
     static constexpr bool kWgrad = Op == Operator::kWgrad;
     using ElementOut = std::conditional_t<kWgrad, float, Element>;
@@ -35,18 +36,22 @@ struct Sm80Conv {
     // (Measured on the H200, 64 x 56 x 56 3x3 filter gradient: 64 x 256 tiles with 64 x 64
     // warps took 0.37 ms against 0.23 ms for these.) A k-block is 64 bytes of a row: 32
     // 16-bit values or 16 FLOAT ones.
-    static constexpr bool kTf32 = std::is_same_v<Element, float>;
-    static constexpr int kK = kTf32 ? 16 : 32;
+    // FMA kernels: k-blocks of 8 values, 32 x 64 warp tiles of scalar FMAs.
+    static_assert(!Simt || std::is_same_v<Element, float>, "FMA kernels are FLOAT only");
+    static constexpr bool kTf32 = std::is_same_v<Element, float> && !Simt;
+    static constexpr int kK = Simt ? 8 : kTf32 ? 16 : 32;
     using Tile = std::conditional_t<kWgrad, cutlass::gemm::GemmShape<kWgradTileM, kWgradTileN, kK>,
                                     cutlass::gemm::GemmShape<128, 128, kK>>;
-    using Warp = std::conditional_t<kWgrad, cutlass::gemm::GemmShape<32, 64, kK>, cutlass::gemm::GemmShape<64, 64, kK>>;
-    using Instruction = cutlass::gemm::GemmShape<16, 8, kTf32 ? 8 : 16>;
-    static constexpr int kStages = kWgrad ? 5 : 4;
+    using Warp = std::conditional_t<kWgrad || Simt, cutlass::gemm::GemmShape<32, 64, kK>,
+                                    cutlass::gemm::GemmShape<64, 64, kK>>;
+    using Instruction = std::conditional_t<Simt, cutlass::gemm::GemmShape<1, 1, 1>,
+                                           cutlass::gemm::GemmShape<16, 8, kTf32 ? 8 : 16>>;
+    static constexpr int kStages = kWgrad && !Simt ? 5 : 4;
     static constexpr int kAlign = 128 / cutlass::sizeof_bits<Element>::value;
-    static constexpr int kAlignOut = 128 / cutlass::sizeof_bits<ElementOut>::value;
+    static constexpr int kAlignOut = Simt ? 1 : 128 / cutlass::sizeof_bits<ElementOut>::value;
     using Epilogue = cutlass::epilogue::thread::LinearCombination<ElementOut, kAlignOut, float, float>;
     using Arch = cutlass::arch::Sm80;
-    using TensorOp = cutlass::arch::OpClassTensorOp;
+    using TensorOp = std::conditional_t<Simt, cutlass::arch::OpClassSimt, cutlass::arch::OpClassTensorOp>;
     using Math = cutlass::arch::OpMultiplyAdd;
     static constexpr auto kIter = cutlass::conv::IteratorAlgorithm::kOptimized;
 
@@ -126,3 +131,11 @@ struct Sm80Conv {
     }                                                                                                  \
     }
 
+
+// The FMA (CUDA-core) variant of one operator, FLOAT data.
+#define ODNN_SM80_FMA_INSTANCE(fn, op)                                                                 \
+    namespace odnn::cuda::sm80 {                                                                       \
+    core::Status fn(const TcProblem& p, TcCall call, size_t* bytes) {                                  \
+        return Sm80Conv<cutlass::conv::Operator::op, float, true>::call(p, call, bytes, "sm80 " #fn);  \
+    }                                                                                                  \
+    }

@@ -43,7 +43,8 @@ enum class TcCall {
 };
 
 enum class TcOp { fprop, dgrad, wgrad };
-enum class TcType { f16, bf16, tf32 };  // tf32: FLOAT data (the Ampere-class kernels only)
+// tf32 / f32: FLOAT data in TF32 / in fp32 FMAs (the Ampere-class kernels only)
+enum class TcType { f16, bf16, tf32, f32 };
 
 // A dense matrix product D (m x n, row-major) = alpha * A B + beta * D for the
 // convolutions that are one (1 x 1 filters without padding, im2col matrices). The operand
@@ -78,6 +79,13 @@ core::Status wgrad_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 // Filter gradients with K <= 64: 64 x 128 tiles (wgrad_tile_m).
 core::Status wgrad_m64_f16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status wgrad_m64_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+// Filter gradients in one launch with the reduction over N * P * Q cut into `p.batch`
+// pieces, each writing its fp32 partial sums at p.out + piece * K * R * S * C (alpha = 1,
+// beta = 0: the caller adds the pieces). 64 x 64 tiles where K <= 64, else 128 x 128.
+core::Status wgrad_split_f16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_split_bf16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_split_m64_f16(const TcProblem& p, TcCall call, size_t* bytes);
+core::Status wgrad_split_m64_bf16(const TcProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_fprop_f16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_fprop_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
 core::Status gemm_dgrad_f16(const GemmProblem& p, TcCall call, size_t* bytes);
@@ -90,6 +98,18 @@ core::Status gemm_wgrad_bf16(const GemmProblem& p, TcCall call, size_t* bytes);
 // Rows of the output tile the implicit-GEMM filter gradient uses for K = `k` (the 64-row
 // instances where K <= 64: a 128-row tile would be half empty).
 inline int wgrad_tile_m(int k) { return k <= 64 ? 64 : 128; }
+// Output tile of the split filter gradient for K = `k` (rows) and its columns, and how
+// many of its CTAs an SM holds (their shared memory: 6 stages of 16 or 32 KiB).
+inline int wgrad_split_tile_m(int k) { return k <= 64 ? 64 : 128; }
+inline int wgrad_split_tile_n(int k) { return k <= 64 ? 64 : 128; }
+inline int wgrad_split_ctas_per_sm(int k) { return k <= 64 ? 2 : 1; }
+
+inline core::Status dispatch_wgrad_split(TcType t, const TcProblem& p, TcCall call, size_t* bytes) {
+    const bool h = t == TcType::f16;
+    if (wgrad_split_tile_m(p.k) == 64)
+        return h ? wgrad_split_m64_f16(p, call, bytes) : wgrad_split_m64_bf16(p, call, bytes);
+    return h ? wgrad_split_f16(p, call, bytes) : wgrad_split_bf16(p, call, bytes);
+}
 
 inline core::Status dispatch(TcOp op, TcType t, const TcProblem& p, TcCall call, size_t* bytes) {
     const bool h = t == TcType::f16;

@@ -7,11 +7,12 @@
 //   - compute capability 8.x: the Ampere-class kernels (cp.async, mma.sync) for everything.
 //
 // Taken: 2-D (and 1-D) cross-correlations without groups, HALF or BFLOAT16 data with
-// fp32 (or, for HALF, fp16) compute, FLOAT data in TF32 (Ampere-class kernels; any math
-// type but FMA, as cuDNN), channels-last dense tensors (NHWC images, filters in the NHWC
-// format), C and K multiples of 8, any padding / stride / dilation the kernels accept
-// (backward data with stride > 1: see Plan; not with dilation for FLOAT), a math type
-// that allows tensor cores, no fused epilogue; on a compute capability 8.x or 9.0
+// fp32 (or, for HALF, fp16) compute and a math type that allows tensor cores, FLOAT data
+// (Ampere-class kernels: TF32 with any math type but FMA, as cuDNN; fp32 FMAs on the
+// CUDA cores with FMA math where fma_kernels() allows), channels-last dense tensors
+// (NHWC images, filters in the NHWC format), C and K multiples of 8, any padding /
+// stride / dilation the kernels accept (backward data with stride > 1: see Plan; not
+// with dilation for FLOAT), no fused epilogue; on a compute capability 8.x or 9.0
 // device. Algorithms: forward IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM, backward data
 // ALGO_0 and ALGO_1, backward filter ALGO_0, ALGO_1 and ALGO_3. Data pointers that are
 // not 16-byte aligned (only known at run time) make the call run the generic kernel,
@@ -122,10 +123,24 @@ sm90::TcOp op_of(ConvKind k) {
     return k == ConvKind::fwd ? sm90::TcOp::fprop : k == ConvKind::bwd_data ? sm90::TcOp::dgrad : sm90::TcOp::wgrad;
 }
 
+// FLOAT multiplies in TF32 where cuDNN would: any math type but FMA, unless
+// NVIDIA_TF32_OVERRIDE=0 (cuDNN's switch, read the same way); else in fp32 FMAs.
+bool tf32_allowed(const ConvProblem& p) {
+    static const bool off = knob_is("NVIDIA_TF32_OVERRIDE", "0");
+    return p.math != CUDNN_FMA_MATH && !off;
+}
+
+// FLOAT in fp32 FMAs runs on the Ampere-class CUDA-core kernels (sm80 *_f32) only with
+// ODNN_CONV_FMA=sm80, on the generic kernels otherwise: the CUDA-core kernels become the
+// default once the GPU suites and the FLOAT table have been run on them.
+bool fma_kernels() {
+    static const bool on = knob_is("ODNN_CONV_FMA", "sm80");
+    return on;
+}
+
 sm90::TcType type_of(const ConvProblem& p) {
-    return p.x.dtype == CUDNN_DATA_HALF ? sm90::TcType::f16
-           : p.x.dtype == CUDNN_DATA_FLOAT ? sm90::TcType::tf32
-                                           : sm90::TcType::bf16;
+    if (p.x.dtype == CUDNN_DATA_FLOAT) return tf32_allowed(p) ? sm90::TcType::tf32 : sm90::TcType::f32;
+    return p.x.dtype == CUDNN_DATA_HALF ? sm90::TcType::f16 : sm90::TcType::bf16;
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
@@ -152,15 +167,15 @@ Status check_common(const ConvProblem& p) {
     const cudnnDataType_t dt = p.x.dtype;
     ODNN_REQUIRE_SUPPORTED(dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16 || dt == CUDNN_DATA_FLOAT,
                            "data type %s is not HALF, BFLOAT16 or FLOAT", core::dtype_name(dt));
-    // FLOAT multiplies in TF32 where cuDNN would: any math type but FMA, unless
-    // NVIDIA_TF32_OVERRIDE=0 (cuDNN's switch, read the same way).
-    static const bool tf32_off = knob_is("NVIDIA_TF32_OVERRIDE", "0");
-    ODNN_REQUIRE_SUPPORTED(dt != CUDNN_DATA_FLOAT || !tf32_off, "TF32 is disabled by NVIDIA_TF32_OVERRIDE=0");
     ODNN_REQUIRE_SUPPORTED(p.w.dtype == dt && p.y.dtype == dt, "mixed data types");
     ODNN_REQUIRE_SUPPORTED(p.x.vect == 1 && p.y.vect == 1 && p.w.vect == 1, "vectorised (VECT_C) tensors");
     ODNN_REQUIRE_SUPPORTED(p.compute == CUDNN_DATA_FLOAT || (p.compute == CUDNN_DATA_HALF && dt == CUDNN_DATA_HALF),
                            "compute type %s", core::dtype_name(p.compute));
-    ODNN_REQUIRE_SUPPORTED(p.math != CUDNN_FMA_MATH, "CUDNN_FMA_MATH excludes tensor cores");
+    ODNN_REQUIRE_SUPPORTED(p.math != CUDNN_FMA_MATH || dt == CUDNN_DATA_FLOAT,
+                           "CUDNN_FMA_MATH excludes tensor cores (HALF / BFLOAT16 have no FMA kernels here)");
+    ODNN_REQUIRE_SUPPORTED(dt != CUDNN_DATA_FLOAT || tf32_allowed(p) || fma_kernels(),
+                           "FLOAT without TF32 (FMA math or NVIDIA_TF32_OVERRIDE=0) takes the CUDA-core kernels "
+                           "only with ODNN_CONV_FMA=sm80");
     ODNN_REQUIRE_SUPPORTED(p.groups == 1, "groups = %lld", static_cast<long long>(p.groups));
     ODNN_REQUIRE_SUPPORTED(p.in[0] == 1 && p.filt[0] == 1 && p.out[0] == 1, "3-D problem");
     const int64_t lim = int64_t{1} << 31;
@@ -288,6 +303,22 @@ sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
     return t;
 }
 
+// How a filter gradient that is not a GEMM runs on Hopper (HALF / BFLOAT16):
+//   slices  concurrent batch slices of CUTLASS's sm90 kernel, a launch each (the default);
+//   split   one launch of the split sm90 kernel (conv_sm90_wgrad_split.cuh), with
+//           ODNN_CONV_WGRAD=split: it replaces the slices as the default once the GPU
+//           suites and the ResNet-50 table have been run on it;
+//   sm80    one split-K launch of the Ampere-class kernel (ODNN_CONV_WGRAD=sm80).
+// Measured on the H200 (f16, N = 128, ms, sm80 / slices): 64 x 56 x 56 3x3 0.231 / 0.239,
+// 128 x 28 x 28 3x3 0.207 / 0.134, 128 x 56 x 56 3x3 stride 2 0.209 / 0.141.
+enum class WgradRoute { slices, split, sm80 };
+WgradRoute wgrad_route() {
+    static const WgradRoute r = knob_is("ODNN_CONV_WGRAD", "sm80")    ? WgradRoute::sm80
+                                : knob_is("ODNN_CONV_WGRAD", "split") ? WgradRoute::split
+                                                                      : WgradRoute::slices;
+    return r;
+}
+
 // A kernel problem that is a plain matrix product: 1 x 1 taps, no padding, stride 1 (true
 // 1 x 1 layers, im2col matrices, the phases of strided 1 x 1 backward data).
 bool gemm_shape(const sm90::TcProblem& t) {
@@ -301,9 +332,12 @@ bool gemm_shape(const sm90::TcProblem& t) {
 // implicit-GEMM convolution.
 Status core_call(sm90::TcOp op, sm90::TcType ty, const sm90::TcProblem& t, sm90::TcCall call, size_t* bytes) {
     const bool strided = t.stride[0] > 1 || t.stride[1] > 1;
-    if (sm80_family() || ty == sm90::TcType::tf32 || (op == sm90::TcOp::dgrad && strided) ||
-        (op == sm90::TcOp::wgrad && t.batch > 1 && !gemm_shape(t)))
+    const bool fp32 = ty == sm90::TcType::tf32 || ty == sm90::TcType::f32;
+    const bool wgrad_conv = op == sm90::TcOp::wgrad && !gemm_shape(t);
+    if (sm80_family() || fp32 || (op == sm90::TcOp::dgrad && strided) ||
+        (wgrad_conv && wgrad_route() == WgradRoute::sm80))
         return sm80::dispatch(op, ty, t, call, bytes);
+    if (wgrad_conv && wgrad_route() == WgradRoute::split) return sm90::dispatch_wgrad_split(ty, t, call, bytes);
     if (!gemm_shape(t)) return sm90::dispatch(op, ty, t, call, bytes);
     sm90::GemmProblem g;
     const int pix = t.n * t.h * t.w;  // < 2^31: check_common bounds every tensor
@@ -392,14 +426,24 @@ bool strided_kernel_serves(const ConvProblem& p, bool f80) {
     return f80 || (!phases && p.filt[1] >= p.stride[1] && p.filt[2] >= p.stride[2]);
 }
 
-// Whether a filter gradient that is not a GEMM runs on Hopper as one split-K launch of
-// the Ampere-class kernel rather than as concurrent batch slices of the Hopper kernel:
-// only with ODNN_CONV_WGRAD_SPLITK=1 (a knob for measurements). Measured on the H200
-// (f16, N = 128, ms, split-K / slices): 64 x 56 x 56 3x3 0.231 / 0.239, 128 x 28 x 28 3x3
-// 0.207 / 0.134, 128 x 56 x 56 3x3 stride 2 0.209 / 0.141.
-bool wgrad_split_kernel() {
-    static const bool on = knob_is("ODNN_CONV_WGRAD_SPLITK", "1");
-    return on;
+// Reduction pieces of a split filter gradient with `tiles` output tiles and `k_blocks`
+// k-blocks, on `resident` CTAs at once (non-persistent CTAs, so whole waves): the fewest
+// that fill 85% of the waves they make, at least 32 k-blocks each (the pipeline's
+// prologue and the partial sums stay small against the reduction).
+int split_pieces(int64_t tiles, int64_t k_blocks, int64_t resident, int64_t most) {
+    const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(most, k_blocks / 32));
+    int64_t best = 1;
+    double best_fill = 0;
+    for (int64_t s = 1; s <= cap; ++s) {
+        const int64_t ctas = tiles * s;
+        const double fill = static_cast<double>(ctas) / static_cast<double>((ctas + resident - 1) / resident * resident);
+        if (fill >= 0.85) return static_cast<int>(s);
+        if (fill > best_fill + 1e-9) {
+            best_fill = fill;
+            best = s;
+        }
+    }
+    return static_cast<int>(best);
 }
 
 StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
@@ -443,7 +487,23 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     sm90::TcProblem t = tc_base(p, l);
     const int64_t tile_m = gemm_shape(t) ? 128 : sm90::wgrad_tile_m(static_cast<int>(l.kp));
     const int64_t tiles = (l.kp + tile_m - 1) / tile_m * ((filter_elems(p, l) / l.kp + 127) / 128);
-    if (p.kind == ConvKind::bwd_filter && !gemm_shape(t) && (f80 || wgrad_split_kernel())) {
+    const bool wgrad_conv = p.kind == ConvKind::bwd_filter && !gemm_shape(t);
+    if (wgrad_conv && !f80 && wgrad_route() == WgradRoute::split) {
+        // One launch of the split kernel: pieces of the N * P * Q reduction that fill the
+        // SMs' waves (split_pieces), their fp32 partials summed by unpack.
+        const int kp = static_cast<int>(l.kp);
+        const int64_t cols = filter_elems(p, l) / l.kp;
+        const int64_t tile_n = sm90::wgrad_split_tile_n(kp);
+        // (CUTLASS tiles the (C, S, R) columns channel-first: ceil(C / tile) x S x R tiles)
+        const int64_t col_tiles = (l.cp + tile_n - 1) / tile_n * (cols / l.cp);
+        const int64_t out_tiles = (l.kp + sm90::wgrad_split_tile_m(kp) - 1) / sm90::wgrad_split_tile_m(kp) * col_tiles;
+        const int64_t k_blocks = (static_cast<int64_t>(t.n) * P * Q + 63) / 64;
+        l.gemm = true;
+        l.splits = split_pieces(out_tiles, k_blocks, sm_count() * sm90::wgrad_split_ctas_per_sm(kp), kMaxSplitK);
+        l.per = p.n;
+        t.batch = l.splits;
+        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
+    } else if (wgrad_conv && (f80 || wgrad_route() == WgradRoute::sm80)) {
         // One split-K launch (Ampere-class kernel): about two waves of its smaller tiles,
         // each piece at least 64 k-blocks of 32 output pixels long.
         const int64_t tiles80 = (l.kp + sm80::kWgradTileM - 1) / sm80::kWgradTileM *
@@ -1075,7 +1135,8 @@ public:
         return l.is_ok() ? l.value().total : 0;
     }
 
-    bool tensor_cores(const ConvProblem&) const override { return true; }
+    // (FLOAT without TF32 runs the FMA kernels)
+    bool tensor_cores(const ConvProblem& p) const override { return type_of(p) != sm90::TcType::f32; }
 
     Status execute(const core::Handle& h, const ConvProblem& p) const override {
         // Alignment is only known now; the generic kernel needs no workspace.
@@ -1383,6 +1444,10 @@ ODNN_SM90_ABSENT(wgrad_f16)
 ODNN_SM90_ABSENT(wgrad_bf16)
 ODNN_SM90_ABSENT(wgrad_m64_f16)
 ODNN_SM90_ABSENT(wgrad_m64_bf16)
+ODNN_SM90_ABSENT(wgrad_split_f16)
+ODNN_SM90_ABSENT(wgrad_split_bf16)
+ODNN_SM90_ABSENT(wgrad_split_m64_f16)
+ODNN_SM90_ABSENT(wgrad_split_m64_bf16)
 #undef ODNN_SM90_ABSENT
 #define ODNN_SM90_GEMM_ABSENT(fn)                                                                          \
     core::Status fn(const GemmProblem&, TcCall, size_t*) {                                                 \
@@ -1415,6 +1480,12 @@ ODNN_SM80_ABSENT(dgrad_f16)
 ODNN_SM80_ABSENT(dgrad_bf16)
 ODNN_SM80_ABSENT(wgrad_f16)
 ODNN_SM80_ABSENT(wgrad_bf16)
+ODNN_SM80_ABSENT(fprop_tf32)
+ODNN_SM80_ABSENT(dgrad_tf32)
+ODNN_SM80_ABSENT(wgrad_tf32)
+ODNN_SM80_ABSENT(fprop_f32)
+ODNN_SM80_ABSENT(dgrad_f32)
+ODNN_SM80_ABSENT(wgrad_f32)
 #undef ODNN_SM80_ABSENT
 }  // namespace sm80
 #endif
