@@ -1,5 +1,6 @@
 // cudnnTransformTensor (plain copies between layouts), cudnnAddTensor and cudnnOpTensor
-// for FLOAT operands in any strides: the operands are walked together over the output's
+// for FLOAT operands in any strides (and cudnnReduceTensor where A is packed row-major
+// with the reduced dims in one run: see FastReduce): the operands are walked together over the output's
 // dims, simplified as the CUDA kernels do (core::ew_simplify: unit dims dropped, dims
 // ordered by the output's strides, contiguous runs merged), one row of the innermost dim
 // at a time. Rows whose operands step by 1 (or 0: a broadcast value) are loops the
@@ -9,6 +10,8 @@
 // are left to the reference.
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "core/impl_registry.hpp"
@@ -22,6 +25,7 @@ namespace {
 
 // Elements above which a call is split over threads.
 constexpr int64_t kParallelMin = int64_t{1} << 16;
+constexpr int64_t kReduceChunk = 256;  // outputs a reduction task accumulates together
 
 Status check_float(const core::Operand& o, const char* name) {
     ODNN_REQUIRE_SUPPORTED(o.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
@@ -228,10 +232,131 @@ public:
     }
 };
 
+// ---- Reduce: C = alpha * reduce(A) + beta * C over one block of A's dims ----
+
+// A packed row-major (its non-unit dims in order, each stride the product of the dims
+// after it) with the reduced dims one consecutive run of them: A is then outer x len x
+// inner, element k of a reduction `inner` apart, and k counts the reduced dims row-major
+// just as the reference does (same order of sums, same indices). C any strides.
+struct ReduceBlocks {
+    int64_t outer = 1, len = 1, inner = 1;
+};
+
+bool reduce_blocks(const core::ReduceTensorProblem& p, ReduceBlocks* b) {
+    const core::Operand& a = p.a;
+    int64_t expect = 1;
+    int first = -1, last = -1;  // the run of reduced dims (non-unit dims only)
+    bool after_run = false;
+    for (int d = a.nb_dims - 1; d >= 0; --d) {
+        if (a.dims[d] == 1) continue;
+        if (a.strides[d] != expect) return false;
+        expect *= a.dims[d];
+        const bool reduced = p.c.dims[d] == 1;
+        if (reduced) {
+            if (after_run) return false;  // a second run
+            if (last < 0) last = d;
+            first = d;
+        } else if (last >= 0) {
+            after_run = true;
+        }
+    }
+    b->len = p.reduce_length();
+    b->inner = last < 0 ? 1 : a.strides[last];
+    b->outer = a.count() / (b->len * b->inner);
+    (void)first;
+    return true;
+}
+
+class FastReduce final : public core::Impl<core::ReduceTensorProblem> {
+public:
+    const char* name() const override { return "fast_reduce_tensor"; }
+    Status check(const core::ReduceTensorProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
+        ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
+        ReduceBlocks b;
+        ODNN_REQUIRE_SUPPORTED(reduce_blocks(p, &b), "A is not packed row-major with the reduced dims in one run");
+        ODNN_REQUIRE_SUPPORTED(p.reduce_length() <= UINT32_MAX, "more than 2^32 elements per reduction");
+        return Status::ok();
+    }
+    Status execute(const core::Handle&, const core::ReduceTensorProblem& p) const override {
+        ReduceBlocks b;
+        reduce_blocks(p, &b);
+        const float* a = static_cast<const float*>(p.a_data);
+        float* c = static_cast<float*>(p.c_data);
+        const int op = p.op;
+        const bool nan = p.propagate_nan;
+        const int64_t len = b.len, inner = b.inner, runs = (inner + kReduceChunk - 1) / kReduceChunk;
+        const int64_t tiles = b.outer * runs;
+#pragma omp parallel for schedule(static) if (b.outer * len * inner > kParallelMin)
+        for (int64_t t = 0; t < tiles; ++t) {
+            const int64_t o = t / runs, i0 = (t % runs) * kReduceChunk;
+            const int64_t n = std::min<int64_t>(kReduceChunk, inner - i0);
+            const float* ag = a + o * len * inner + i0;
+            double acc[kReduceChunk];
+            uint32_t best[kReduceChunk];
+            // Products start at 1 (all zeros give MUL_NO_ZEROS its empty product), sums at 0;
+            // MIN / MAX / AMAX start at element 0.
+            const bool pick = op == CUDNN_REDUCE_TENSOR_MIN || op == CUDNN_REDUCE_TENSOR_MAX ||
+                              op == CUDNN_REDUCE_TENSOR_AMAX;
+            for (int64_t i = 0; i < n; ++i) {
+                best[i] = 0;
+                if (pick) {
+                    const double v = ag[i];
+                    acc[i] = op == CUDNN_REDUCE_TENSOR_AMAX ? std::fabs(v) : v;
+                } else {
+                    acc[i] = op == CUDNN_REDUCE_TENSOR_MUL || op == CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS ? 1.0 : 0.0;
+                }
+            }
+            // acc[i] <- step(acc[i], best[i], element k of reduction i), the op chosen outside
+            // the loops.
+            auto sweep = [&](auto step) {
+                for (int64_t k = pick ? 1 : 0; k < len; ++k) {
+                    const float* ar = ag + k * inner;
+                    for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(ar[i]), k);
+                }
+            };
+            using u32 = uint32_t;
+            switch (op) {
+                case CUDNN_REDUCE_TENSOR_ADD:
+                case CUDNN_REDUCE_TENSOR_AVG: sweep([](double& s, u32&, double v, int64_t) { s += v; }); break;
+                case CUDNN_REDUCE_TENSOR_MUL: sweep([](double& s, u32&, double v, int64_t) { s *= v; }); break;
+                case CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS:
+                    sweep([](double& s, u32&, double v, int64_t) {
+                        if (v != 0.0) s *= v;
+                    });
+                    break;
+                case CUDNN_REDUCE_TENSOR_NORM1: sweep([](double& s, u32&, double v, int64_t) { s += std::fabs(v); }); break;
+                case CUDNN_REDUCE_TENSOR_NORM2: sweep([](double& s, u32&, double v, int64_t) { s += v * v; }); break;
+                default:  // MIN, MAX, AMAX
+                    sweep([&](double& s, u32& bi, double v, int64_t k) {
+                        const double c = op == CUDNN_REDUCE_TENSOR_AMAX ? std::fabs(v) : v;
+                        const u32 ki = static_cast<u32>(k);
+                        if (core::reduce_better(op, nan, c, ki, s, bi)) {
+                            s = c;
+                            bi = ki;
+                        }
+                    });
+            }
+            for (int64_t i = 0; i < n; ++i) {
+                double r = acc[i];
+                if (op == CUDNN_REDUCE_TENSOR_AVG) r /= static_cast<double>(len);
+                if (op == CUDNN_REDUCE_TENSOR_NORM2) r = std::sqrt(r);
+                const int64_t out = o * inner + i0 + i;  // C's element, row-major over its dims
+                float& dst = c[p.c.offset_of_linear(out)];
+                dst = static_cast<float>(p.scale.beta == 0.0 ? p.scale.alpha * r
+                                                             : p.scale.alpha * r + p.scale.beta * static_cast<double>(dst));
+                if (p.want_indices) p.indices[out] = best[i];
+            }
+        }
+        return Status::ok();
+    }
+};
+
 }  // namespace
 
 ODNN_REGISTER_IMPL(cpu, core::TransformTensorProblem, FastTransform, core::kPriorityFast);
 ODNN_REGISTER_IMPL(cpu, core::AddTensorProblem, FastAdd, core::kPriorityFast);
 ODNN_REGISTER_IMPL(cpu, core::OpTensorProblem, FastOpTensor, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::ReduceTensorProblem, FastReduce, core::kPriorityFast);
 
 }  // namespace odnn::cpu
