@@ -1,7 +1,8 @@
 // Ampere-class (sm_80 and later) tensor-core convolutions: CUTLASS 2.x implicit-GEMM
 // kernels (cp.async multistage mainloop, mma.sync), one instance per operator and data
-// type in sm80/conv_sm80_<op>_<type>.cu. They serve compute capability 8.x devices, and
-// on Hopper the two problems the sm_90a kernels handle poorly:
+// type, the four of an operator in sm80/conv_sm80_<op>.cu.
+// They serve compute capability 8.x devices, and on Hopper the two problems the sm_90a
+// kernels handle poorly:
 //   - backward data with stride > 1: one launch over every phase, writing dx's
 //     interleaved positions directly (the sm_90a path needs a launch per phase and an
 //     interleave pass, see conv_tc.cu);

@@ -1,7 +1,7 @@
 // Hopper (sm_90a) tensor-core convolutions: CUTLASS 3.x implicit-GEMM kernels (TMA
-// im2col loads, WGMMA, warp-specialised), one instance per operator and data type in
-// conv_sm90_<op>_<type>.cu. This header is plain C++: the dispatcher (conv_tc.cu) sees
-// no CUTLASS type.
+// im2col loads, WGMMA, warp-specialised), one instance per operator, data type and tile,
+// defined in sm90/*.cu (up to four a file).
+// This header is plain C++: the dispatcher (conv_tc.cu) sees no CUTLASS type.
 //
 // Tensors are channels-last and dense: activations N, H, W, C; filters K, R, S, C;
 // outputs N, P, Q, K. The operand roles follow the operator:

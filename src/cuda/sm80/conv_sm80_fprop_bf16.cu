@@ -1,4 +1,0 @@
-// CUTLASS 2.x sm_80 implicit-GEMM convolution: fprop, bf16 data, fp32 accumulation.
-#include "cuda/conv_sm80_kernel.cuh"
-
-ODNN_SM80_CONV_INSTANCE(fprop_bf16, kFprop, cutlass::bfloat16_t)

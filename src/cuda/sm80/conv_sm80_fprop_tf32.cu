@@ -1,4 +1,0 @@
-// CUTLASS 2.x sm_80 implicit-GEMM convolution: fprop, FLOAT data, TF32 multiplies, fp32 accumulation.
-#include "cuda/conv_sm80_kernel.cuh"
-
-ODNN_SM80_CONV_INSTANCE(fprop_tf32, kFprop, float)

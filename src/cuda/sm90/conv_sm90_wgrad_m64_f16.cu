@@ -1,6 +1,0 @@
-// CUTLASS sm_90a implicit-GEMM convolution: wgrad, f16 data, fp32 accumulation, 64 x 128 tiles
-// (filter gradients with at most 64 output channels).
-#include "cuda/conv_sm90_kernel.cuh"
-
-using Tile = cute::Shape<cute::_64, cute::Shape<cute::_128>, cute::Shape<cute::_64>>;
-ODNN_SM90_CONV_INSTANCE(wgrad_m64_f16, kWgrad, cutlass::half_t, Tile)
