@@ -245,7 +245,7 @@ struct ReduceBlocks {
 bool reduce_blocks(const core::ReduceTensorProblem& p, ReduceBlocks* b) {
     const core::Operand& a = p.a;
     int64_t expect = 1;
-    int first = -1, last = -1;  // the run of reduced dims (non-unit dims only)
+    int last = -1;  // innermost dim of the run of reduced dims (non-unit dims only)
     bool after_run = false;
     for (int d = a.nb_dims - 1; d >= 0; --d) {
         if (a.dims[d] == 1) continue;
@@ -255,7 +255,6 @@ bool reduce_blocks(const core::ReduceTensorProblem& p, ReduceBlocks* b) {
         if (reduced) {
             if (after_run) return false;  // a second run
             if (last < 0) last = d;
-            first = d;
         } else if (last >= 0) {
             after_run = true;
         }
@@ -263,7 +262,6 @@ bool reduce_blocks(const core::ReduceTensorProblem& p, ReduceBlocks* b) {
     b->len = p.reduce_length();
     b->inner = last < 0 ? 1 : a.strides[last];
     b->outer = a.count() / (b->len * b->inner);
-    (void)first;
     return true;
 }
 
