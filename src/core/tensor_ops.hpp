@@ -274,13 +274,13 @@ Status transform_tensor_ex(const Handle& h, const TensorTransformDesc& t, const 
                            const void* x_data, const void* beta, const TensorDesc& y, void* y_data);
 Status transform_filter(const Handle& h, const TensorTransformDesc& t, const void* alpha, const FilterDesc& x,
                         const void* x_data, const void* beta, const FilterDesc& y, void* y_data);
-// The packed destination descriptor of a transform of `src`, and its size.
 // cudnnReorderFilterAndBias: odnn's convolutions read INT8x32 NCHW_VECT_C filters (and
 // their FLOAT bias) in the plain layout whatever the descriptor's reorder type, so the
 // reordered filter is the filter: a copy, and the bias's too when `reorder_bias` != 0
 // (docs/DIVERGENCES.md).
 Status reorder_filter_and_bias(const Handle& h, const FilterDesc& w, cudnnReorderType_t type, const void* w_data,
                                void* w_out, int reorder_bias, const void* b_data, void* b_out);
+// The packed destination descriptor of a transform of `src`, and its size.
 Status init_transform_dest(const TensorTransformDesc& t, const TensorDesc& src, TensorDesc* dest, size_t* bytes);
 
 Status add_tensor(const Handle& h, const void* alpha, const TensorDesc& a, const void* a_data, const void* beta,
