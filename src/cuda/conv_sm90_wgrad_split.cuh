@@ -234,7 +234,8 @@ struct WgradSplit {
                                        Epilogue::to_underlying_arguments(es, ea, nullptr)};
         auto* fn = cutlass::device_kernel<Kernel>;
         constexpr int smem = Kernel::SharedStorageSize;
-        static const cudaError_t attr = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        // (every launch, as CUTLASS's adapters do: the attribute belongs to the current device)
+        const cudaError_t attr = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (attr != cudaSuccess)
             return core::make_status(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "%s: shared memory of %d bytes: %s", name,
                                      smem, cudaGetErrorString(attr));
