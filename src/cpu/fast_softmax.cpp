@@ -6,7 +6,7 @@
 // their maxima and sums in arrays the inner loops vectorise over. Values are computed in
 // double and rounded once on store, as the reference does; only the order of the sum of
 // exponentials can differ from it (memory order rather than the logical order of the
-// reduced dims), which moves results by at most a unit in the last place of a double.
+// reduced dims: NHWC INSTANCE), which can change that double sum in its last bits.
 // Other types, strided views and other layouts are left to the reference.
 #include <algorithm>
 #include <cmath>
