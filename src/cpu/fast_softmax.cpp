@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/activation_softmax.hpp"
@@ -23,7 +24,8 @@ using core::Status;
 
 namespace {
 
-constexpr int64_t kChunk = 256;  // inner positions a thread handles together
+constexpr int64_t kChunk = 256;   // inner positions a thread handles together
+constexpr int64_t kGroups = 16;   // groups of one value apart (inner = 1) a thread handles together
 constexpr int64_t kParallelMin = int64_t{1} << 14;
 constexpr int64_t kKeepMax = int64_t{1} << 16;  // exponentials a thread keeps (512 KiB)
 
@@ -69,17 +71,31 @@ Status check_like(const core::Operand& o, const char* name, const core::Operand&
     return Status::ok();
 }
 
-// Calls body(base, i0, n) for every group and run of inner positions, in parallel: base is
-// the group's first element, i0 the first inner position, n <= kChunk of them.
+// Calls body(base, n, unit) for every tile of n <= kChunk lanes, in parallel: lane i's
+// element k is at base + i * ls + k * ks. With inner > 1 a tile's lanes are neighbouring
+// inner positions of one group (unit = true_type: ls = 1, ks = inner); with inner = 1
+// they are kGroups whole groups (unit = false_type: ls = len, ks = 1), so the exponential
+// chains of several groups overlap.
 template <class Body>
 void for_tiles(const Blocks& b, Body body) {
-    const int64_t runs = (b.inner + kChunk - 1) / kChunk, tiles = b.outer * runs;
-#pragma omp parallel for schedule(static) if (b.outer * b.len * b.inner > kParallelMin)
-    for (int64_t t = 0; t < tiles; ++t) {
-        const int64_t o = t / runs, i0 = (t % runs) * kChunk;
-        body(o * b.len * b.inner, i0, b.inner - i0 < kChunk ? b.inner - i0 : kChunk);
+    const bool par = b.outer * b.len * b.inner > kParallelMin;
+    if (b.inner > 1) {
+        const int64_t runs = (b.inner + kChunk - 1) / kChunk, tiles = b.outer * runs;
+#pragma omp parallel for schedule(static) if (par)
+        for (int64_t t = 0; t < tiles; ++t) {
+            const int64_t o = t / runs, i0 = (t % runs) * kChunk;
+            body(o * b.len * b.inner + i0, std::min(kChunk, b.inner - i0), std::true_type{});
+        }
+    } else {
+        const int64_t tiles = (b.outer + kGroups - 1) / kGroups;
+#pragma omp parallel for schedule(static) if (par)
+        for (int64_t t = 0; t < tiles; ++t)
+            body(t * kGroups * b.len, std::min(kGroups, b.outer - t * kGroups), std::false_type{});
     }
 }
+
+// Lanes of a tile (for_tiles).
+int64_t tile_lanes(const Blocks& b) { return b.inner > 1 ? std::min(b.inner, kChunk) : kGroups; }
 
 float blended(double v, double alpha, double beta, const float* out) {
     return static_cast<float>(beta == 0.0 ? alpha * v : alpha * v + beta * static_cast<double>(*out));
@@ -105,8 +121,9 @@ public:
         const int64_t len = b.len, inner = b.inner;
         // Softmax keeps the tile's exponentials for the last pass where they fit in a
         // thread's buffer (the reference computes each twice: the same values).
-        const bool keep = !log_mode && len * std::min(inner, kChunk) <= kKeepMax;
-        for_tiles(b, [&](int64_t base, int64_t i0, int64_t n) {
+        const bool keep = !log_mode && len * tile_lanes(b) <= kKeepMax;
+        for_tiles(b, [&](int64_t base, int64_t n, auto unit) {
+            const int64_t ls = decltype(unit)::value ? 1 : len, ks = decltype(unit)::value ? inner : 1;
             thread_local std::vector<double> kept;
             if (keep && kept.size() < static_cast<size_t>(len * n)) kept.resize(static_cast<size_t>(len * n));
             double m[kChunk], sum[kChunk];
@@ -114,37 +131,33 @@ public:
                 m[i] = -INFINITY;
                 sum[i] = 0.0;
             }
-            const float* xg = x + base + i0;
-            float* yg = y + base + i0;
-            for (int64_t k = 0; k < len; ++k) {
-                const float* xr = xg + k * inner;
+            const float* xg = x + base;
+            float* yg = y + base;
+            for (int64_t k = 0; k < len; ++k)
                 for (int64_t i = 0; i < n; ++i) {
-                    const double v = xr[i];
+                    const double v = xg[i * ls + k * ks];
                     m[i] = v > m[i] ? v : m[i];
                 }
-            }
             for (int64_t k = 0; k < len; ++k) {
-                const float* xr = xg + k * inner;
                 if (keep) {
                     double* e = kept.data() + k * n;
                     for (int64_t i = 0; i < n; ++i) {
-                        e[i] = std::exp(static_cast<double>(xr[i]) - m[i]);
+                        e[i] = std::exp(static_cast<double>(xg[i * ls + k * ks]) - m[i]);
                         sum[i] += e[i];
                     }
                 } else {
-                    for (int64_t i = 0; i < n; ++i) sum[i] += std::exp(static_cast<double>(xr[i]) - m[i]);
+                    for (int64_t i = 0; i < n; ++i) sum[i] += std::exp(static_cast<double>(xg[i * ls + k * ks]) - m[i]);
                 }
             }
             if (log_mode)
                 for (int64_t i = 0; i < n; ++i) sum[i] = std::log(sum[i]);  // (log of the sum)
             for (int64_t k = 0; k < len; ++k) {
-                const float* xr = xg + k * inner;
-                float* yr = yg + k * inner;
                 const double* e = keep ? kept.data() + k * n : nullptr;
                 for (int64_t i = 0; i < n; ++i) {
-                    const double v = static_cast<double>(xr[i]) - m[i];
+                    const int64_t at = i * ls + k * ks;
+                    const double v = static_cast<double>(xg[at]) - m[i];
                     const double r = log_mode ? v - sum[i] : (e ? e[i] : std::exp(v)) / sum[i];
-                    yr[i] = blended(r, alpha, beta, yr + i);
+                    yg[at] = blended(r, alpha, beta, yg + at);
                 }
             }
         });
@@ -172,29 +185,28 @@ public:
         const bool log_mode = p.algo == CUDNN_SOFTMAX_LOG;
         const double alpha = p.scale.alpha, beta = p.scale.beta;
         const int64_t len = b.len, inner = b.inner;
-        for_tiles(b, [&](int64_t base, int64_t i0, int64_t n) {
+        for_tiles(b, [&](int64_t base, int64_t n, auto unit) {
+            const int64_t ls = decltype(unit)::value ? 1 : len, ks = decltype(unit)::value ? inner : 1;
             double sum[kChunk];
             for (int64_t i = 0; i < n; ++i) sum[i] = 0.0;
-            const int64_t at = base + i0;
+            const float* yg = y + base;
+            const float* dyg = dy + base;
+            float* dxg = dx + base;
             for (int64_t k = 0; k < len; ++k) {
-                const float* yr = y + at + k * inner;
-                const float* dyr = dy + at + k * inner;
                 if (log_mode)
-                    for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(dyr[i]);
+                    for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(dyg[i * ls + k * ks]);
                 else
-                    for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(dyr[i]) * static_cast<double>(yr[i]);
+                    for (int64_t i = 0; i < n; ++i)
+                        sum[i] += static_cast<double>(dyg[i * ls + k * ks]) * static_cast<double>(yg[i * ls + k * ks]);
             }
-            for (int64_t k = 0; k < len; ++k) {
-                const float* yr = y + at + k * inner;
-                const float* dyr = dy + at + k * inner;
-                float* dxr = dx + at + k * inner;
+            for (int64_t k = 0; k < len; ++k)
                 for (int64_t i = 0; i < n; ++i) {
-                    const double yv = yr[i], g = dyr[i];
+                    const int64_t at = i * ls + k * ks;
+                    const double yv = yg[at], g = dyg[at];
                     // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).
                     const double v = log_mode ? g - std::exp(yv) * sum[i] : yv * (g - sum[i]);
-                    dxr[i] = blended(v, alpha, beta, dxr + i);
+                    dxg[at] = blended(v, alpha, beta, dxg + at);
                 }
-            }
         });
         return Status::ok();
     }
