@@ -2,8 +2,9 @@
 // alike, where the softmax's dims (C for CHANNEL, C, H, W... for INSTANCE) are one block
 // of memory: NCHW and NHWC in both modes. Each call is then `outer` groups of `len`
 // values `inner` apart (NCHW CHANNEL: inner = H * W; NHWC CHANNEL and INSTANCE: inner = 1),
-// and a thread takes a group and a run of up to kChunk inner positions at a time, keeping
-// their maxima and sums in arrays the inner loops vectorise over. Values are computed in
+// and a thread takes a group and a run of up to kChunk inner positions at a time (or,
+// with inner = 1, kGroups whole groups), keeping their maxima and sums in arrays the
+// inner loops run over. Values are computed in
 // double and rounded once on store, as the reference does; only the order of the sum of
 // exponentials can differ from it (memory order rather than the logical order of the
 // reduced dims: NHWC INSTANCE), which can change that double sum in its last bits.
