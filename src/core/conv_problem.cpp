@@ -503,9 +503,9 @@ Status conv_algo_supported(const ConvProblem& p, int algo) {
 // ---------------------------------------------------------------------------
 // Selection, workspace, execution
 
-StatusOr<const Impl<ConvProblem>*> conv_select(const Handle& h, const ConvProblem& p) {
+StatusOr<const Impl<ConvProblem>*> conv_select(const Handle& h, const ConvProblem& p, size_t workspace_limit) {
     ODNN_RETURN_IF_ERROR(conv_algo_supported(p, p.algo));
-    return ImplRegistry<ConvProblem>::get().select(h.backend, p);
+    return ImplRegistry<ConvProblem>::get().select(h.backend, p, workspace_limit);
 }
 
 StatusOr<size_t> conv_workspace_size(const Handle& h, const ConvProblem& p) {
@@ -516,24 +516,14 @@ StatusOr<size_t> conv_workspace_size(const Handle& h, const ConvProblem& p) {
 
 Status conv_execute(const Handle& h, const ConvProblem& p) {
     log_replay(h, p);
-    auto selected = conv_select(h, p);
+    // The fused forward's workspace is what cudnnGetConvolutionForwardWorkspaceSize gives
+    // for the plain forward, which knows no epilogue: where the first implementation's fused
+    // path needs more, the first one that fits runs it (none fitting: the error below).
+    auto selected = conv_select(h, p, p.epi.enabled ? p.workspace_bytes : SIZE_MAX);
+    if (p.epi.enabled && !selected.is_ok()) selected = conv_select(h, p);
     if (!selected.is_ok()) return selected.status();
     const Impl<ConvProblem>* impl = selected.value();
-    size_t need = impl->workspace_size(p);
-    if (p.epi.enabled && p.workspace_bytes < need) {
-        // The fused forward's workspace is what cudnnGetConvolutionForwardWorkspaceSize
-        // gives for the plain forward, which knows no epilogue: where the first
-        // implementation's fused path needs more, the next one that fits runs it.
-        for (const Impl<ConvProblem>* alt : ImplRegistry<ConvProblem>::get().list(h.backend)) {
-            if (!alt->check(p).is_ok()) continue;
-            const size_t n = alt->workspace_size(p);
-            if (n <= p.workspace_bytes) {
-                impl = alt;
-                need = n;
-                break;
-            }
-        }
-    }
+    const size_t need = impl->workspace_size(p);
     ODNN_REQUIRE_PARAM(p.workspace_bytes >= need,
                        "workSpaceSizeInBytes = %zu is less than the %zu bytes %s algo %s needs (ask "
                        "cudnnGetConvolution*WorkspaceSize)",

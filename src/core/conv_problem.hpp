@@ -126,7 +126,9 @@ Status set_conv_epilogue(ConvProblem* p, const TensorDesc& y, const TensorDesc& 
 Status conv_algo_supported(const ConvProblem& p, int algo);
 
 // The implementation that runs `p` (with p.algo) on `h`'s backend, and its workspace.
-StatusOr<const Impl<ConvProblem>*> conv_select(const Handle& h, const ConvProblem& p);
+// (workspace_limit: as ImplRegistry::select)
+StatusOr<const Impl<ConvProblem>*> conv_select(const Handle& h, const ConvProblem& p,
+                                               size_t workspace_limit = SIZE_MAX);
 StatusOr<size_t> conv_workspace_size(const Handle& h, const ConvProblem& p);
 
 // Runs the problem: checks the algorithm, the workspace (BAD_PARAM when the caller gives

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -53,11 +54,19 @@ public:
         return out;
     }
 
-    // The first implementation that accepts `p`, or NOT_SUPPORTED with every reason.
-    StatusOr<const Impl<Problem>*> select(BackendKind backend, const Problem& p) const {
+    // The first implementation that accepts `p` (and, given `workspace_limit`, needs no more
+    // workspace than that), or NOT_SUPPORTED with every reason.
+    StatusOr<const Impl<Problem>*> select(BackendKind backend, const Problem& p,
+                                          size_t workspace_limit = SIZE_MAX) const {
         std::string reasons;
         for (const Impl<Problem>* impl : list(backend)) {
             Status s = impl->check(p);
+            if (s.is_ok() && workspace_limit != SIZE_MAX) {
+                const size_t need = impl->workspace_size(p);
+                if (need > workspace_limit)
+                    s = make_status(CUDNN_STATUS_NOT_SUPPORTED, "needs %zu bytes of workspace, %zu given", need,
+                                    workspace_limit);
+            }
             if (s.is_ok()) return impl;
             if (dispatch_verbose()) dispatch_note(Problem::kOpName, impl->name(), s.message());
             reasons += std::string(reasons.empty() ? "" : "; ") + impl->name() + ": " + s.message();
