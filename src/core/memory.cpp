@@ -21,6 +21,13 @@ Status copy_to_host(const Handle& h, void* dst, const void* src, size_t bytes) {
     return Status::ok();
 }
 
+Status copy_bytes(const Handle& h, void* dst, const void* src, size_t bytes) {
+    if (bytes == 0) return Status::ok();
+    if (h.backend == BackendKind::cuda) return cuda_memcpy(dst, src, bytes, CudaCopy::device_to_device, h.stream);
+    std::memcpy(dst, src, bytes);
+    return Status::ok();
+}
+
 Status fill_bytes(const Handle& h, void* dst, int value, size_t bytes) {
     if (bytes == 0) return Status::ok();
     if (h.backend == BackendKind::cuda) return cuda_memset(dst, value, bytes, h.stream);

@@ -11,6 +11,8 @@ namespace odnn::core {
 Status copy_from_host(const Handle& h, void* dst, const void* src, size_t bytes);
 Status copy_to_host(const Handle& h, void* dst, const void* src, size_t bytes);
 Status fill_bytes(const Handle& h, void* dst, int value, size_t bytes);
+// Between two buffers of the handle's memory (not overlapping).
+Status copy_bytes(const Handle& h, void* dst, const void* src, size_t bytes);
 // Memory a handle's data pointers may point to, owned: 64-byte aligned host memory on
 // the CPU backend, device memory on CUDA; zero-filled.
 class BackendBuffer {

@@ -6,6 +6,7 @@
 
 #include "core/dtype.hpp"
 #include "core/elem_access.hpp"
+#include "core/memory.hpp"
 #include "core/ops.hpp"
 #include "core/replay.hpp"
 
@@ -343,38 +344,22 @@ Status reorder_filter_and_bias(const Handle& h, const FilterDesc& w, cudnnReorde
     ODNN_REQUIRE_PARAM(type == CUDNN_DEFAULT_REORDER || type == CUDNN_NO_REORDER,
                        "reorderType = %d is not a cudnnReorderType_t value", static_cast<int>(type));
     ODNN_REQUIRE_PARAM(w.is_set(), "filterDesc has not been set (call cudnnSetFilter*Descriptor first)");
+    const char* format = w.format == CUDNN_TENSOR_NCHW   ? "NCHW"
+                         : w.format == CUDNN_TENSOR_NHWC ? "NHWC"
+                                                         : "NCHW_VECT_C";
     ODNN_REQUIRE_PARAM(w.dtype == CUDNN_DATA_INT8x32 && w.format == CUDNN_TENSOR_NCHW_VECT_C,
-                       "filterDesc is %s in format %d: only INT8x32 NCHW_VECT_C filters are reordered",
-                       dtype_name(w.dtype), static_cast<int>(w.format));
+                       "filterDesc is %s %s: only INT8x32 NCHW_VECT_C filters are reordered", dtype_name(w.dtype),
+                       format);
     ODNN_REQUIRE_SUPPORTED(w.nb_dims == 4, "a %d-D filter: only 2-D filters (4 dims) are reordered", w.nb_dims - 2);
     ODNN_REQUIRE_PARAM(w_data != nullptr, "filterData is NULL");
     ODNN_REQUIRE_PARAM(w_out != nullptr, "reorderedFilterData is NULL");
     ODNN_REQUIRE_PARAM(!reorder_bias || b_data != nullptr, "biasData is NULL but reorderBias = %d", reorder_bias);
     ODNN_REQUIRE_PARAM(!reorder_bias || b_out != nullptr, "reorderedBiasData is NULL but reorderBias = %d",
                        reorder_bias);
-    const Scale copy;  // alpha 1, beta 0
-    const TransformMap id;
-    if (w_out != w_data) {
-        const Operand wo = operand_of(w);
-        TransformMap map = id;
-        map.nb_dims = wo.nb_dims;
-        ODNN_RETURN_IF_ERROR(run_transform(h, wo, w_data, wo, w_out, copy, map));
-    }
-    if (reorder_bias && b_out != b_data) {
-        // The bias of an INT8x32 convolution: K FLOAT values (1, K, 1, 1).
-        Operand b;
-        b.dtype = CUDNN_DATA_FLOAT;
-        b.nb_dims = 4;
-        const int64_t k = w.dims[0];
-        const int64_t dims[4] = {1, k, 1, 1}, strides[4] = {k, 1, 1, 1};
-        for (int d = 0; d < 4; ++d) {
-            b.dims[d] = dims[d];
-            b.strides[d] = strides[d];
-        }
-        TransformMap map = id;
-        map.nb_dims = 4;
-        ODNN_RETURN_IF_ERROR(run_transform(h, b, b_data, b, b_out, copy, map));
-    }
+    if (w_out != w_data) ODNN_RETURN_IF_ERROR(copy_bytes(h, w_out, w_data, w.size_in_bytes()));
+    // (the bias of an INT8x32 convolution: K FLOAT values)
+    if (reorder_bias && b_out != b_data)
+        ODNN_RETURN_IF_ERROR(copy_bytes(h, b_out, b_data, static_cast<size_t>(w.dims[0]) * sizeof(float)));
     return Status::ok();
 }
 

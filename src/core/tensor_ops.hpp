@@ -276,7 +276,7 @@ Status transform_filter(const Handle& h, const TensorTransformDesc& t, const voi
                         const void* x_data, const void* beta, const FilterDesc& y, void* y_data);
 // cudnnReorderFilterAndBias: odnn's convolutions read INT8x32 NCHW_VECT_C filters (and
 // their FLOAT bias) in the plain layout whatever the descriptor's reorder type, so the
-// reordered filter is the filter: a copy, and the bias's too when `reorder_bias` != 0
+// reordered filter is the filter: a byte copy, and the bias's too when `reorder_bias` != 0
 // (docs/DIVERGENCES.md).
 Status reorder_filter_and_bias(const Handle& h, const FilterDesc& w, cudnnReorderType_t type, const void* w_data,
                                void* w_out, int reorder_bias, const void* b_data, void* b_out);
