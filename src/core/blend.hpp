@@ -21,4 +21,10 @@ ODNN_HD void blend_store(void* y, int64_t index, int dtype, double result, doubl
     store_elem(y, index, dtype, blend(result, alpha, beta, y, index, dtype));
 }
 
+// The same rule for a FLOAT output the CPU fast paths hold directly: in double, rounded
+// once (as blend_store does); `y` is read only when beta != 0.
+ODNN_HD float blend_float(double result, double alpha, double beta, const float& y) {
+    return static_cast<float>(beta == 0.0 ? alpha * result : alpha * result + beta * static_cast<double>(y));
+}
+
 }  // namespace odnn::core

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
 #include "core/norm_math.hpp"
@@ -219,7 +220,7 @@ void apply_forward(const core::NormCommon& kc, const Layout& l, const float* x, 
         double v = (static_cast<double>(x[j]) - mean[c]) * k[c] + bias[c];
         if (ops == NormOps::add_act) v += static_cast<double>(z[j]);
         if (ops != NormOps::norm) v = core::norm_act_forward(act, v);
-        y[j] = static_cast<float>(beta == 0.0 ? alpha * v : alpha * v + beta * static_cast<double>(y[j]));
+        y[j] = core::blend_float(v, alpha, beta, y[j]);
     });
 }
 
@@ -398,9 +399,9 @@ public:
         for_each_element(l, [=](int64_t c, int64_t j) {
             const double d = grad(j);
             const double v = pks[c] * (d - pmdy[c] - (static_cast<double>(x[j]) - mu[c]) * pkx[c]);
-            dx[j] = static_cast<float>(beta == 0.0 ? alpha * v : alpha * v + beta * static_cast<double>(dx[j]));
+            dx[j] = core::blend_float(v, alpha, beta, dx[j]);
             if (add)
-                dz[j] = static_cast<float>(beta == 0.0 ? alpha * d : alpha * d + beta * static_cast<double>(dz[j]));
+                dz[j] = core::blend_float(d, alpha, beta, dz[j]);
         });
         return Status::ok();
     }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
 #include "core/pool_problem.hpp"
@@ -421,7 +422,7 @@ public:
                             r = div > 0 ? sum / div : 0.0;
                         }
                         float& out = yrow[ow * syw];
-                        out = static_cast<float>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(out));
+                        out = core::blend_float(r, alpha, beta, out);
                     }
                 }
             }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/activation_softmax.hpp"
+#include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
 
@@ -98,10 +99,6 @@ void for_tiles(const Blocks& b, Body body) {
 // Lanes of a tile (for_tiles).
 int64_t tile_lanes(const Blocks& b) { return b.inner > 1 ? std::min(b.inner, kChunk) : kGroups; }
 
-float blended(double v, double alpha, double beta, const float* out) {
-    return static_cast<float>(beta == 0.0 ? alpha * v : alpha * v + beta * static_cast<double>(*out));
-}
-
 class FastSoftmaxFwd final : public core::Impl<core::SoftmaxFwdProblem> {
 public:
     const char* name() const override { return "fast_softmax_fwd"; }
@@ -158,7 +155,7 @@ public:
                     const int64_t at = i * ls + k * ks;
                     const double v = static_cast<double>(xg[at]) - m[i];
                     const double r = log_mode ? v - sum[i] : (e ? e[i] : std::exp(v)) / sum[i];
-                    yg[at] = blended(r, alpha, beta, yg + at);
+                    yg[at] = core::blend_float(r, alpha, beta, yg[at]);
                 }
             }
         });
@@ -206,7 +203,7 @@ public:
                     const double yv = yg[at], g = dyg[at];
                     // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).
                     const double v = log_mode ? g - std::exp(yv) * sum[i] : yv * (g - sum[i]);
-                    dxg[at] = blended(v, alpha, beta, dxg + at);
+                    dxg[at] = core::blend_float(v, alpha, beta, dxg[at]);
                 }
         });
         return Status::ok();

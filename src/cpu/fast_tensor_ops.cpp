@@ -1,19 +1,20 @@
 // cudnnTransformTensor (plain copies between layouts), cudnnAddTensor and cudnnOpTensor
 // for FLOAT operands in any strides (and cudnnReduceTensor where A is packed row-major
-// with the reduced dims in one run: see FastReduce): the operands are walked together over the output's
-// dims, simplified as the CUDA kernels do (core::ew_simplify: unit dims dropped, dims
-// ordered by the output's strides, contiguous runs merged), one row of the innermost dim
-// at a time. Rows whose operands step by 1 (or 0: a broadcast value) are loops the
-// compiler vectorises; others are strided loops. Each value is computed in double and
-// rounded once on store, as the reference does, so results are the reference's; beta = 0
-// never reads the output. Other data types, NCHW_VECT_C and folding / padding transforms
-// are left to the reference.
+// with the reduced dims in one run: see FastReduce): the operands are walked together
+// over the output's dims, simplified as the CUDA kernels do (core::ew_simplify: unit dims
+// dropped, dims ordered by the output's strides, contiguous runs merged), one row of the
+// innermost dim at a time. Rows whose operands step by 1 (or 0: a broadcast value) are
+// loops the compiler vectorises; others are strided loops. Each value is computed in
+// double and rounded once on store, as the reference does, so results are the
+// reference's; beta = 0 never reads the output. Other data types, NCHW_VECT_C and
+// folding / padding transforms are left to the reference.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
+#include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "core/tensor_ops.hpp"
 
@@ -68,63 +69,45 @@ void for_rows(const core::EwGeometry& g, Row row) {
     }
 }
 
-// out[j] = blend(f(a[j])) along one row; `sa` is the input's step (1, 0 or other).
-template <class F>
-void unary_row(float* out, const float* a, int64_t len, int64_t so, int64_t sa, double beta, F f) {
-    if (so == 1 && sa == 1) {
-        if (beta == 0.0) {
-            for (int64_t j = 0; j < len; ++j) out[j] = static_cast<float>(f(static_cast<double>(a[j])));
-        } else {
-            for (int64_t j = 0; j < len; ++j)
-                out[j] = static_cast<float>(f(static_cast<double>(a[j])) + beta * static_cast<double>(out[j]));
-        }
-    } else if (so == 1 && sa == 0) {
-        const double v = f(static_cast<double>(a[0]));
-        if (beta == 0.0) {
-            const float fv = static_cast<float>(v);
-            for (int64_t j = 0; j < len; ++j) out[j] = fv;
-        } else {
-            for (int64_t j = 0; j < len; ++j) out[j] = static_cast<float>(v + beta * static_cast<double>(out[j]));
-        }
+// out[j * so] = v(j), plus beta * out[j * so] unless beta = 0, for j < len; the unit-step
+// case as its own loop, which the compiler vectorises.
+template <class V>
+void blend_row(float* out, int64_t so, int64_t len, double beta, V v) {
+    if (so == 1) {
+        for (int64_t j = 0; j < len; ++j) out[j] = core::blend_float(v(j), 1.0, beta, out[j]);
     } else {
-        for (int64_t j = 0; j < len; ++j) {
-            float& o = out[j * so];
-            const double v = f(static_cast<double>(a[j * sa]));
-            o = static_cast<float>(beta == 0.0 ? v : v + beta * static_cast<double>(o));
-        }
+        for (int64_t j = 0; j < len; ++j) out[j * so] = core::blend_float(v(j), 1.0, beta, out[j * so]);
     }
 }
 
-// out[j] = f(a[j], b[j]) + beta * out[j] along one row (steps 1, 0 or other).
+// Calls body(load) with load(j) = in[j * step] as a double, read the cheapest way for the
+// step: 1, 0 (one broadcast value) or any other.
+template <class Body>
+void with_input(const float* in, int64_t step, Body body) {
+    if (step == 1) {
+        body([in](int64_t j) { return static_cast<double>(in[j]); });
+    } else if (step == 0) {
+        const double v = in[0];
+        body([v](int64_t) { return v; });
+    } else {
+        body([in, step](int64_t j) { return static_cast<double>(in[j * step]); });
+    }
+}
+
+// out[j] = f(a[j]) (+ beta * out[j]) along one row; steps[0..1] of out and a.
+template <class F>
+void unary_row(float* out, const float* a, int64_t len, const int64_t* step, double beta, F f) {
+    with_input(a, step[1], [&](auto la) { blend_row(out, step[0], len, beta, [&](int64_t j) { return f(la(j)); }); });
+}
+
+// out[j] = f(a[j], b[j]) (+ beta * out[j]) along one row; steps[0..2] of out, a and b.
 template <class F>
 void binary_row(float* out, const float* a, const float* b, int64_t len, const int64_t* step, double beta, F f) {
-    const int64_t so = step[0], sa = step[1], sb = step[2];
-    if (so == 1 && sa == 1 && (sb == 1 || sb == 0)) {
-        if (sb == 1) {
-            if (beta == 0.0) {
-                for (int64_t j = 0; j < len; ++j)
-                    out[j] = static_cast<float>(f(static_cast<double>(a[j]), static_cast<double>(b[j])));
-            } else {
-                for (int64_t j = 0; j < len; ++j)
-                    out[j] = static_cast<float>(f(static_cast<double>(a[j]), static_cast<double>(b[j])) +
-                                                beta * static_cast<double>(out[j]));
-            }
-        } else {
-            const double bv = static_cast<double>(b[0]);
-            if (beta == 0.0) {
-                for (int64_t j = 0; j < len; ++j) out[j] = static_cast<float>(f(static_cast<double>(a[j]), bv));
-            } else {
-                for (int64_t j = 0; j < len; ++j)
-                    out[j] = static_cast<float>(f(static_cast<double>(a[j]), bv) + beta * static_cast<double>(out[j]));
-            }
-        }
-        return;
-    }
-    for (int64_t j = 0; j < len; ++j) {
-        float& o = out[j * so];
-        const double v = f(static_cast<double>(a[j * sa]), static_cast<double>(b[j * sb]));
-        o = static_cast<float>(beta == 0.0 ? v : v + beta * static_cast<double>(o));
-    }
+    with_input(a, step[1], [&](auto la) {
+        with_input(b, step[2], [&](auto lb) {
+            blend_row(out, step[0], len, beta, [&](int64_t j) { return f(la(j), lb(j)); });
+        });
+    });
 }
 
 // out = alpha * in + beta * out, `in` laid out (or broadcast) over out's dims.
@@ -134,7 +117,7 @@ void scaled_copy(const core::Operand& out_op, float* out, const core::Operand& i
     const core::EwGeometry g = core::ew_simplify(ops, 2);
     const double alpha = s.alpha, beta = s.beta;
     for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
-        unary_row(out + off[0], in + off[1], len, step[0], step[1], beta, [=](double v) { return alpha * v; });
+        unary_row(out + off[0], in + off[1], len, step, beta, [=](double v) { return alpha * v; });
     });
 }
 
@@ -197,7 +180,7 @@ public:
             const core::EwGeometry g = core::ew_simplify(ops, 2);
             auto run = [&](auto f) {
                 for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
-                    unary_row(c + off[0], a + off[1], len, step[0], step[1], beta, f);
+                    unary_row(c + off[0], a + off[1], len, step, beta, f);
                 });
             };
             if (p.op == CUDNN_OP_TENSOR_SQRT)
@@ -341,8 +324,7 @@ public:
                 if (op == CUDNN_REDUCE_TENSOR_NORM2) r = std::sqrt(r);
                 const int64_t out = o * inner + i0 + i;  // C's element, row-major over its dims
                 float& dst = c[p.c.offset_of_linear(out)];
-                dst = static_cast<float>(p.scale.beta == 0.0 ? p.scale.alpha * r
-                                                             : p.scale.alpha * r + p.scale.beta * static_cast<double>(dst));
+                dst = core::blend_float(r, p.scale.alpha, p.scale.beta, dst);
                 if (p.want_indices) p.indices[out] = best[i];
             }
         }
