@@ -26,6 +26,16 @@
 
 namespace odnn::cuda::sm90 {
 
+// The 2-D convolution as CUTLASS states it: activation N, H, W, C and filter K, R, S, C,
+// both dense channels-last; the upper padding is `pad` unless pad_hi says otherwise.
+template <cutlass::conv::Operator Op>
+cutlass::conv::ConvProblemShape<Op, 2> conv_shape(const TcProblem& p) {
+    const int hi0 = p.pad_hi[0] < 0 ? p.pad[0] : p.pad_hi[0], hi1 = p.pad_hi[1] < 0 ? p.pad[1] : p.pad_hi[1];
+    return cutlass::conv::ConvProblemShape<Op, 2>(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c},
+                                                  {p.k, p.r, p.s, p.c}, {p.pad[0], p.pad[1]}, {hi0, hi1},
+                                                  {p.stride[0], p.stride[1]}, {p.dil[0], p.dil[1]}, 1);
+}
+
 // Wgrad writes fp32 partial sums (the caller reduces split-batch slices and converts);
 // fprop and dgrad write the input type.
 template <cutlass::conv::Operator Op, class Element, class TileShape>
@@ -56,10 +66,8 @@ struct Sm90Conv {
     using StrideD = typename Kernel::StrideD;
 
     static typename Conv::Arguments arguments(const TcProblem& p) {
-        // Activation N, H, W, C and filter K, R, S, C, both dense channels-last.
-        const int hi0 = p.pad_hi[0] < 0 ? p.pad[0] : p.pad_hi[0], hi1 = p.pad_hi[1] < 0 ? p.pad[1] : p.pad_hi[1];
-        ProblemShape shape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
-                           {p.pad[0], p.pad[1]}, {hi0, hi1}, {p.stride[0], p.stride[1]}, {p.dil[0], p.dil[1]}, 1);
+        static_assert(std::is_same_v<ProblemShape, cutlass::conv::ConvProblemShape<Op, 2>>);
+        const ProblemShape shape = conv_shape<Op>(p);
         StrideC sc{};
         StrideD sd{};
         if constexpr (Op == cutlass::conv::Operator::kWgrad) {

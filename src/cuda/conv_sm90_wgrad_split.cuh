@@ -10,25 +10,17 @@
 // files only.
 #pragma once
 
-// (CUTLASS's headers are order-sensitive: this is the order its own examples use.)
+// (conv_sm90_kernel.cuh brings CUTLASS's conv headers, in the order they need, and
+// conv_shape.)
+#include "cuda/conv_sm90_kernel.cuh"
 // clang-format off
-#include <cutlass/cutlass.h>
-#include <cute/tensor.hpp>
-#include <cutlass/kernel_hardware_info.hpp>
-#include <cutlass/conv/convolution.h>
-#include <cutlass/conv/convnd_problem_shape.hpp>
-#include <cutlass/conv/detail.hpp>
-#include <cutlass/epilogue/thread/linear_combination.h>
-#include <cutlass/conv/dispatch_policy.hpp>
-#include <cutlass/conv/collective/collective_builder.hpp>
-#include <cutlass/epilogue/collective/collective_builder.hpp>
 #include <cutlass/device_kernel.h>
 #include <cutlass/pipeline/pipeline.hpp>
-#include <cutlass/arch/grid_dependency_control.h>
 // clang-format on
 
 #include <cuda_runtime_api.h>
 
+#include "core/cuda_runtime.hpp"
 #include "cuda/conv_sm90.hpp"
 
 namespace odnn::cuda::sm90 {
@@ -176,12 +168,6 @@ struct WgradSplit {
         }
     };
 
-    static ProblemShape problem_shape(const TcProblem& p) {
-        return ProblemShape(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
-                            {p.pad[0], p.pad[1]}, {p.pad[0], p.pad[1]}, {p.stride[0], p.stride[1]},
-                            {p.dil[0], p.dil[1]}, 1);
-    }
-
     static EpiShape epi_shape(const ProblemShape& shape, int splits) {
         auto t = cutlass::conv::detail::get_transformed_problem_shape_MNKL(shape);
         return cute::make_shape(cute::get<0>(t), cute::get<1>(t), cute::product(cute::get<2>(t)), splits);
@@ -205,19 +191,18 @@ struct WgradSplit {
         return dim3(m, n, splits);
     }
 
-    static int k_blocks(const TcProblem& p) {
-        const int P = (p.h + 2 * p.pad[0] - p.dil[0] * (p.r - 1) - 1) / p.stride[0] + 1;
-        const int Q = (p.w + 2 * p.pad[1] - p.dil[1] * (p.s - 1) - 1) / p.stride[1] + 1;
-        const int64_t pix = static_cast<int64_t>(p.n) * P * Q;
-        return static_cast<int>((pix + cute::size<2>(TileShape{}) - 1) / cute::size<2>(TileShape{}));
+    // k-blocks of the N * P * Q reduction (CUTLASS's K mode).
+    static int64_t k_blocks(const ProblemShape& shape) {
+        const int64_t pix = cute::size<2>(Mainloop::get_problem_shape_MNKL(shape));
+        return (pix + cute::size<2>(TileShape{}) - 1) / cute::size<2>(TileShape{});
     }
 
     static core::Status call(const TcProblem& p, TcCall what, size_t* bytes, const char* name) {
-        ODNN_REQUIRE(p.pad_hi[0] < 0 && p.pad_hi[1] < 0, CUDNN_STATUS_NOT_SUPPORTED, "%s: asymmetric padding", name);
+        const ProblemShape shape = conv_shape<kOp>(p);
         const int splits = p.batch;
-        ODNN_REQUIRE(splits >= 1 && splits <= 65535 && splits <= k_blocks(p), CUDNN_STATUS_NOT_SUPPORTED,
-                     "%s: %d reduction pieces for %d k-blocks", name, splits, k_blocks(p));
-        const ProblemShape shape = problem_shape(p);
+        ODNN_REQUIRE(splits >= 1 && splits <= 65535 && splits <= k_blocks(shape), CUDNN_STATUS_NOT_SUPPORTED,
+                     "%s: %d reduction pieces for %lld k-blocks", name, splits,
+                     static_cast<long long>(k_blocks(shape)));
         const typename Mainloop::Arguments ma{static_cast<const Element*>(p.a), static_cast<const Element*>(p.b)};
         const typename Epilogue::Arguments ea = epi_args(p);
         const EpiShape es = epi_shape(shape, splits);
@@ -240,11 +225,7 @@ struct WgradSplit {
             return core::make_status(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "%s: shared memory of %d bytes: %s", name,
                                      smem, cudaGetErrorString(attr));
         fn<<<grid(shape, splits), Kernel::MaxThreadsPerBlock, smem, p.stream>>>(params);
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return core::make_status(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "%s launch failed: %s", name,
-                                     cudaGetErrorString(e));
-        return core::Status::ok();
+        return core::cuda_check_launch(name);
     }
 };
 
