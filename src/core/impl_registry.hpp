@@ -60,13 +60,14 @@ public:
                                           size_t workspace_limit = SIZE_MAX) const {
         std::string reasons;
         for (const Impl<Problem>* impl : list(backend)) {
-            Status s = impl->check(p);
-            if (s.is_ok() && workspace_limit != SIZE_MAX) {
+            const Status s = [&] {
+                Status c = impl->check(p);
+                if (!c.is_ok() || workspace_limit == SIZE_MAX) return c;
                 const size_t need = impl->workspace_size(p);
-                if (need > workspace_limit)
-                    s = make_status(CUDNN_STATUS_NOT_SUPPORTED, "needs %zu bytes of workspace, %zu given", need,
-                                    workspace_limit);
-            }
+                if (need <= workspace_limit) return c;
+                return make_status(CUDNN_STATUS_NOT_SUPPORTED, "needs %zu bytes of workspace, %zu given", need,
+                                   workspace_limit);
+            }();
             if (s.is_ok()) return impl;
             if (dispatch_verbose()) dispatch_note(Problem::kOpName, impl->name(), s.message());
             reasons += std::string(reasons.empty() ? "" : "; ") + impl->name() + ": " + s.message();
