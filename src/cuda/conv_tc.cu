@@ -487,61 +487,55 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     sm90::TcProblem t = tc_base(p, l);
     const int64_t tile_m = gemm_shape(t) ? 128 : sm90::wgrad_tile_m(static_cast<int>(l.kp));
     const int64_t tiles = (l.kp + tile_m - 1) / tile_m * ((filter_elems(p, l) / l.kp + 127) / 128);
-    const bool wgrad_conv = p.kind == ConvKind::bwd_filter && !gemm_shape(t);
-    if (wgrad_conv && !f80 && wgrad_route() == WgradRoute::split) {
-        // One launch of the split kernel: pieces of the N * P * Q reduction that fill the
-        // SMs' waves (split_pieces), their fp32 partials summed by unpack.
-        const int kp = static_cast<int>(l.kp);
-        const int64_t cols = filter_elems(p, l) / l.kp;
-        const int64_t tile_n = sm90::wgrad_split_tile_n(kp);
-        // (CUTLASS tiles the (C, S, R) columns channel-first: ceil(C / tile) x S x R tiles)
-        const int64_t col_tiles = (l.cp + tile_n - 1) / tile_n * (cols / l.cp);
-        const int64_t out_tiles = (l.kp + sm90::wgrad_split_tile_m(kp) - 1) / sm90::wgrad_split_tile_m(kp) * col_tiles;
-        const int64_t k_blocks = (static_cast<int64_t>(t.n) * P * Q + 63) / 64;
+    if (p.kind == ConvKind::bwd_filter) {
+        // The reduction over N * P * Q cut into `splits` pieces whose fp32 partial sums
+        // unpack adds: in one launch (l.gemm), or as concurrent batch slices.
+        const bool wgrad_conv = !gemm_shape(t);
         l.gemm = true;
-        l.splits = split_pieces(out_tiles, k_blocks, sm_count() * sm90::wgrad_split_ctas_per_sm(kp), kMaxSplitK);
         l.per = p.n;
-        t.batch = l.splits;
+        if (wgrad_conv && !f80 && wgrad_route() == WgradRoute::split) {
+            // The split kernel: pieces that fill the SMs' waves (split_pieces). (CUTLASS
+            // tiles the (C, S, R) columns channel-first: ceil(C / tile) x S x R tiles.)
+            const int kp = static_cast<int>(l.kp);
+            const int64_t tile_m = sm90::wgrad_split_tile_m(kp), tile_n = sm90::wgrad_split_tile_n(kp);
+            const int64_t taps = filter_elems(p, l) / l.kp / l.cp;  // R * S
+            const int64_t out_tiles = (l.kp + tile_m - 1) / tile_m * ((l.cp + tile_n - 1) / tile_n * taps);
+            const int64_t k_blocks = (static_cast<int64_t>(t.n) * P * Q + 63) / 64;
+            l.splits = split_pieces(out_tiles, k_blocks, sm_count() * sm90::wgrad_split_ctas_per_sm(kp), kMaxSplitK);
+        } else if (wgrad_conv && (f80 || wgrad_route() == WgradRoute::sm80)) {
+            // The Ampere-class split-K kernel: about two waves of its smaller tiles, each
+            // piece at least 64 k-blocks of 32 output pixels long.
+            const int64_t tiles80 = (l.kp + sm80::kWgradTileM - 1) / sm80::kWgradTileM *
+                                    ((filter_elems(p, l) / l.kp + sm80::kWgradTileN - 1) / sm80::kWgradTileN);
+            const int64_t blocks = static_cast<int64_t>(t.n) * P * Q / 32;
+            const int64_t want = (2 * sm_count() + tiles80 - 1) / tiles80;
+            l.splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({want, kMaxSplitK, blocks / 64})));
+        } else if (!wgrad_conv) {
+            // One batched GEMM: equal pieces (a divisor of N), about one wave of tiles.
+            l.splits = 1;
+            for (int64_t d = 1; d <= p.n; ++d)
+                if (p.n % d == 0 && tiles * d <= sm_count()) l.splits = static_cast<int>(d);
+            l.per = p.n / l.splits;
+        } else {
+            // Concurrent batch slices: each a launch of its own (6-15 us of host time), so few
+            // of them: eight where that gives 64 or more tiles in flight (measured on the
+            // H200: eight beat four and sixteen on 128 x 28 x 28, 9 tiles), sixteen below
+            // (64 x 56 x 56, 5 tiles: eight slices keep 40 of 132 SMs busy).
+            l.gemm = false;
+            int64_t splits = (sm_count() + tiles - 1) / tiles;
+            static const int64_t knob = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
+                const char* e = std::getenv("ODNN_CONV_WGRAD_MAX_SPLITS");
+                const long v = e ? std::strtol(e, nullptr, 10) : 0;
+                return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{0};
+            }();
+            const int64_t cap = knob ? knob : tiles * 8 >= 64 ? 8 : 16;
+            splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, cap}));
+            l.per = (p.n + splits - 1) / splits;
+            l.splits = static_cast<int>((p.n + l.per - 1) / l.per);
+            t.n = static_cast<int>(l.per);
+        }
+        if (l.gemm) t.batch = l.splits;  // (tc_base sets it from now on)
         l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
-    } else if (wgrad_conv && (f80 || wgrad_route() == WgradRoute::sm80)) {
-        // One split-K launch (Ampere-class kernel): about two waves of its smaller tiles,
-        // each piece at least 64 k-blocks of 32 output pixels long.
-        const int64_t tiles80 = (l.kp + sm80::kWgradTileM - 1) / sm80::kWgradTileM *
-                                ((filter_elems(p, l) / l.kp + sm80::kWgradTileN - 1) / sm80::kWgradTileN);
-        const int64_t blocks = static_cast<int64_t>(t.n) * P * Q / 32;
-        const int64_t want = (2 * sm_count() + tiles80 - 1) / tiles80;
-        l.gemm = true;
-        l.splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({want, kMaxSplitK, blocks / 64})));
-        l.per = p.n;
-        t.batch = l.splits;
-        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
-    } else if (p.kind == ConvKind::bwd_filter && gemm_shape(t)) {
-        // One batched GEMM: the reduction over images cut into `splits` equal pieces (a
-        // divisor of N), about one wave of tiles, fp32 partial sums added by unpack.
-        l.gemm = true;
-        l.splits = 1;
-        for (int64_t d = 1; d <= p.n; ++d)
-            if (p.n % d == 0 && tiles * d <= sm_count()) l.splits = static_cast<int>(d);
-        l.per = p.n / l.splits;
-        t.batch = l.splits;  // (tc_base sets it from now on)
-        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
-    } else if (p.kind == ConvKind::bwd_filter) {
-        // Concurrent batch slices: each a launch of its own (6-15 us of host time), so few of
-        // them: eight where that gives 64 or more tiles in flight (measured on the H200:
-        // eight beat four and sixteen on 128 x 28 x 28, 9 tiles), sixteen below (64 x 56 x 56,
-        // 5 tiles: eight slices keep 40 of 132 SMs busy).
-        int64_t splits = (sm_count() + tiles - 1) / tiles;
-        static const int64_t knob = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
-            const char* e = std::getenv("ODNN_CONV_WGRAD_MAX_SPLITS");
-            const long v = e ? std::strtol(e, nullptr, 10) : 0;
-            return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{0};
-        }();
-        const int64_t cap = knob ? knob : tiles * 8 >= 64 ? 8 : 16;
-        splits = std::max<int64_t>(1, std::min<int64_t>({splits, p.n, cap}));
-        l.per = (p.n + splits - 1) / splits;
-        l.splits = static_cast<int>((p.n + l.per - 1) / l.per);
-        l.part_off = take(static_cast<size_t>(l.splits) * static_cast<size_t>(filter_elems(p, l)) * 4);
-        t.n = static_cast<int>(l.per);
     }
     if (p.kind == ConvKind::bwd_data && !l.im2col && (p.stride[1] > 1 || p.stride[2] > 1) &&
         strided_kernel_serves(p, f80)) {
