@@ -6,16 +6,21 @@
 # The machine reaches no package registry: fetch the CUTLASS headers here first
 # (scripts/fetch-cutlass.sh) and carry third_party/cutlass along.
 # --bench runs `odnn bench ARGS --lib <NVIDIA's cuDNN> --lib <odnn>` (NVIDIA first: the
-# ratios are odnn's speed relative to NVIDIA's), one log per --bench under $OUT.
+# ratios are odnn's speed relative to NVIDIA's), one log per --bench under $OUT. Leading
+# VAR=VALUE words of a --bench go to the environment of that run alone, e.g.
+#   --bench "ODNN_CONV_WGRAD=split --batch bench/resnet50_conv.txt --dir bwd_filter".
+# --gpu-jobs N runs the gpu tests N at a time (default 1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tests_regex=""
 cpu_suite=1
 benches=()
+gpu_jobs=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) tests_regex="$2"; shift 2 ;;
     --no-cpu) cpu_suite=0; shift ;;
+    --gpu-jobs) gpu_jobs="$2"; shift 2 ;;
     --bench) benches+=("$2"); shift 2 ;;
     *) echo "gpu-check: unknown argument $1"; exit 2 ;;
   esac
@@ -44,7 +49,7 @@ ninja -C "$build" -j "$jobs" > "$out/build.log" 2>&1 || { grep -E 'error|FAILED'
 echo "build: $(( $(date +%s) - start )) s (archs $archs)" | tee -a "$out/machine.txt"
 
 status=0
-ctest --test-dir "$build" -L gpu --output-on-failure ${tests_regex:+-R "$tests_regex"} > "$out/ctest-gpu.log" 2>&1 || status=1
+ctest --test-dir "$build" -L gpu -j "$gpu_jobs" --output-on-failure ${tests_regex:+-R "$tests_regex"} > "$out/ctest-gpu.log" 2>&1 || status=1
 tail -15 "$out/ctest-gpu.log"
 if [ "$cpu_suite" = 1 ]; then
   ctest --test-dir "$build" -L cpu -j "$jobs" --output-on-failure > "$out/ctest-cpu.log" 2>&1 || status=1
@@ -57,8 +62,13 @@ for b in "${benches[@]}"; do
   libs=()
   [ -n "${CUDNN_LIB_DIR:-}" ] && libs+=(--lib "$CUDNN_LIB_DIR/libcudnn.so.9")
   libs+=(--lib "$PWD/$build/lib/libcudnn.so.9")
-  # shellcheck disable=SC2086
-  timeout 400 "$build/bin/odnn" bench $b "${libs[@]}" > "$out/bench-$i.txt" 2>&1 || status=1
+  envs=()
+  read -r -a words <<< "$b"
+  while [ ${#words[@]} -gt 0 ] && [[ "${words[0]}" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
+    envs+=("${words[0]}"); words=("${words[@]:1}")
+  done
+  echo "bench $i: ${envs[*]} odnn bench ${words[*]}" > "$out/bench-$i.txt"
+  timeout 400 env "${envs[@]}" "$build/bin/odnn" bench "${words[@]}" "${libs[@]}" >> "$out/bench-$i.txt" 2>&1 || status=1
   tail -4 "$out/bench-$i.txt"
 done
 exit $status

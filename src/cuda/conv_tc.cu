@@ -130,11 +130,11 @@ bool tf32_allowed(const ConvProblem& p) {
     return p.math != CUDNN_FMA_MATH && !off;
 }
 
-// FLOAT in fp32 FMAs runs on the Ampere-class CUDA-core kernels (sm80 *_f32) only with
-// ODNN_CONV_FMA=sm80, on the generic kernels otherwise: the CUDA-core kernels become the
-// default once the GPU suites and the FLOAT table have been run on them.
+// FLOAT in fp32 FMAs runs on the Ampere-class CUDA-core kernels (sm80 *_f32; H200, N = 64,
+// ResNet-50 NHWC: 1.43x NVIDIA's FMA kernels in geometric mean, 2026-12-02), or on the
+// generic kernels with ODNN_CONV_FMA=generic (0.024x: kept as a measurement knob).
 bool fma_kernels() {
-    static const bool on = knob_is("ODNN_CONV_FMA", "sm80");
+    static const bool on = !knob_is("ODNN_CONV_FMA", "generic");
     return on;
 }
 
@@ -174,8 +174,7 @@ Status check_common(const ConvProblem& p) {
     ODNN_REQUIRE_SUPPORTED(p.math != CUDNN_FMA_MATH || dt == CUDNN_DATA_FLOAT,
                            "CUDNN_FMA_MATH excludes tensor cores (HALF / BFLOAT16 have no FMA kernels here)");
     ODNN_REQUIRE_SUPPORTED(dt != CUDNN_DATA_FLOAT || tf32_allowed(p) || fma_kernels(),
-                           "FLOAT without TF32 (FMA math or NVIDIA_TF32_OVERRIDE=0) takes the CUDA-core kernels "
-                           "only with ODNN_CONV_FMA=sm80");
+                           "FLOAT without TF32 (FMA math or NVIDIA_TF32_OVERRIDE=0) with ODNN_CONV_FMA=generic");
     ODNN_REQUIRE_SUPPORTED(p.groups == 1, "groups = %lld", static_cast<long long>(p.groups));
     ODNN_REQUIRE_SUPPORTED(p.in[0] == 1 && p.filt[0] == 1 && p.out[0] == 1, "3-D problem");
     const int64_t lim = int64_t{1} << 31;
@@ -304,18 +303,18 @@ sm90::TcProblem tc_phase(const ConvProblem& p, const Plan& l, const Phase& f) {
 }
 
 // How a filter gradient that is not a GEMM runs on Hopper (HALF / BFLOAT16):
-//   slices  concurrent batch slices of CUTLASS's sm90 kernel, a launch each (the default);
-//   split   one launch of the split sm90 kernel (conv_sm90_wgrad_split.cuh), with
-//           ODNN_CONV_WGRAD=split: it replaces the slices as the default once the GPU
-//           suites and the ResNet-50 table have been run on it;
+//   split   one launch of the split sm90 kernel (conv_sm90_wgrad_split.cuh) (the default);
+//   slices  concurrent batch slices of CUTLASS's sm90 kernel, a launch each
+//           (ODNN_CONV_WGRAD=slices);
 //   sm80    one split-K launch of the Ampere-class kernel (ODNN_CONV_WGRAD=sm80).
-// Measured on the H200 (f16, N = 128, ms, sm80 / slices): 64 x 56 x 56 3x3 0.231 / 0.239,
-// 128 x 28 x 28 3x3 0.207 / 0.134, 128 x 56 x 56 3x3 stride 2 0.209 / 0.141.
+// Measured on the H200 (f16, N = 128, ms): sm80 / slices 64 x 56 x 56 3x3 0.231 / 0.239,
+// 128 x 28 x 28 3x3 0.207 / 0.134, 128 x 56 x 56 3x3 stride 2 0.209 / 0.141 (2026-12-01);
+// slices / split 0.264 / 0.073, 0.162 / 0.064, 0.177 / 0.067 (2026-12-02).
 enum class WgradRoute { slices, split, sm80 };
 WgradRoute wgrad_route() {
-    static const WgradRoute r = knob_is("ODNN_CONV_WGRAD", "sm80")    ? WgradRoute::sm80
-                                : knob_is("ODNN_CONV_WGRAD", "split") ? WgradRoute::split
-                                                                      : WgradRoute::slices;
+    static const WgradRoute r = knob_is("ODNN_CONV_WGRAD", "sm80")     ? WgradRoute::sm80
+                                : knob_is("ODNN_CONV_WGRAD", "slices") ? WgradRoute::slices
+                                                                       : WgradRoute::split;
     return r;
 }
 
@@ -459,11 +458,12 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
     const bool f80 = sm80_family() || fp32;
     const size_t es = fp32 ? 4 : 2;  // element bytes
     l.im2col = packed && !fp32 && (p.kind == ConvKind::bwd_data ? p.c < 8 && !f80 : p.c < 8 || strided_1x1(p));
-    // Forward and filter gradient: rows of more than 64 taps padded to whole 64-column
-    // k-blocks (measured on the H200, RGB 7x7 stem: 147 taps as 192 columns made the GEMM
-    // 395 -> 225 us for 58 us more im2col); backward data's fp32 gradient stays narrow.
+    // Forward: rows of more than 64 taps padded to whole 64-column k-blocks (measured on the
+    // H200, RGB 7x7 stem: 147 taps as 192 columns made the GEMM 395 -> 225 us for 58 us more
+    // im2col). The filter gradient's taps are the GEMM's N mode, not its reduction, and
+    // backward data's fp32 gradient stays narrow: rounded to 8 only.
     const int64_t taps = p.c * R * S;
-    l.col_c = taps > 64 && p.kind != ConvKind::bwd_data ? (taps + 63) / 64 * 64 : round8(taps);
+    l.col_c = taps > 64 && p.kind == ConvKind::fwd ? (taps + 63) / 64 * 64 : round8(taps);
     ODNN_REQUIRE_SUPPORTED(!l.im2col || p.n * P * Q * l.col_c < (int64_t{1} << 31),
                            "an im2col matrix of %lld x %lld elements (2^31 or more)",
                            static_cast<long long>(p.n * P * Q), static_cast<long long>(l.col_c));
