@@ -215,36 +215,34 @@ public:
     }
 };
 
-// ---- Reduce: C = alpha * reduce(A) + beta * C over one block of A's dims ----
+// ---- Reduce: C = alpha * reduce(A) + beta * C over up to two blocks of A's dims ----
 
 // A packed row-major (its non-unit dims in order, each stride the product of the dims
-// after it) with the reduced dims one consecutive run of them: A is then outer x len x
-// inner, element k of a reduction `inner` apart, and k counts the reduced dims row-major
-// just as the reference does (same order of sums, same indices). C any strides.
+// after it) with the reduced dims in at most two runs: A is then
+// outer x len1 x mid x len2 x inner (len1, len2 reduced; len1 = 1 for one run, e.g. over
+// H, W or over C of NCHW; two runs for N, H, W of NCHW, the per-channel sums). Element k
+// of a reduction is k1 * len2 + k2, counting the reduced dims row-major just as the
+// reference does (same order of sums, same indices); C's element (o * mid + m) * inner
+// + i, row-major over its dims. C any strides.
 struct ReduceBlocks {
-    int64_t outer = 1, len = 1, inner = 1;
+    int64_t outer = 1, len1 = 1, mid = 1, len2 = 1, inner = 1;
 };
 
 bool reduce_blocks(const core::ReduceTensorProblem& p, ReduceBlocks* b) {
     const core::Operand& a = p.a;
+    // Runs from the innermost dim out: inner (kept), len2 (reduced), mid, len1, outer.
+    int64_t* ext[5] = {&b->inner, &b->len2, &b->mid, &b->len1, &b->outer};
     int64_t expect = 1;
-    int last = -1;  // innermost dim of the run of reduced dims (non-unit dims only)
-    bool after_run = false;
+    int run = 0;
     for (int d = a.nb_dims - 1; d >= 0; --d) {
         if (a.dims[d] == 1) continue;
         if (a.strides[d] != expect) return false;
         expect *= a.dims[d];
         const bool reduced = p.c.dims[d] == 1;
-        if (reduced) {
-            if (after_run) return false;  // a second run
-            if (last < 0) last = d;
-        } else if (last >= 0) {
-            after_run = true;
-        }
+        while ((run % 2 == 1) != reduced)
+            if (++run > 4) return false;  // a third run of reduced dims
+        *ext[run] *= a.dims[d];
     }
-    b->len = p.reduce_length();
-    b->inner = last < 0 ? 1 : a.strides[last];
-    b->outer = a.count() / (b->len * b->inner);
     return true;
 }
 
@@ -255,7 +253,8 @@ public:
         ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
         ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
         ReduceBlocks b;
-        ODNN_REQUIRE_SUPPORTED(reduce_blocks(p, &b), "A is not packed row-major with the reduced dims in one run");
+        ODNN_REQUIRE_SUPPORTED(reduce_blocks(p, &b),
+                               "A is not packed row-major with the reduced dims in at most two runs");
         ODNN_REQUIRE_SUPPORTED(p.reduce_length() <= UINT32_MAX, "more than 2^32 elements per reduction");
         return Status::ok();
     }
@@ -266,13 +265,22 @@ public:
         float* c = static_cast<float*>(p.c_data);
         const int op = p.op;
         const bool nan = p.propagate_nan;
-        const int64_t len = b.len, inner = b.inner, runs = (inner + kReduceChunk - 1) / kReduceChunk;
-        const int64_t tiles = b.outer * runs;
-#pragma omp parallel for schedule(static) if (b.outer * len * inner > kParallelMin)
+        const int64_t len1 = b.len1, len2 = b.len2, len = len1 * len2, inner = b.inner, mid = b.mid;
+        const int64_t s_m = len2 * inner, s_1 = mid * s_m, s_o = len1 * s_1;  // strides of m, k1, o
+        // A task sweeps kReduceChunk reductions at once (independent chains): consecutive i
+        // where inner > 1 (A read in unit steps), else consecutive m (s_m apart).
+        const bool lanes_i = inner > 1;
+        const int64_t lane_n = lanes_i ? inner : mid, runs = (lane_n + kReduceChunk - 1) / kReduceChunk;
+        const int64_t tiles = (lanes_i ? b.outer * mid : b.outer) * runs;
+#pragma omp parallel for schedule(static) if (b.outer * len * mid * inner > kParallelMin)
         for (int64_t t = 0; t < tiles; ++t) {
-            const int64_t o = t / runs, i0 = (t % runs) * kReduceChunk;
-            const int64_t n = std::min<int64_t>(kReduceChunk, inner - i0);
-            const float* ag = a + o * len * inner + i0;
+            const int64_t g = t / runs, j0 = (t % runs) * kReduceChunk;
+            const int64_t n = std::min<int64_t>(kReduceChunk, lane_n - j0);
+            // g = o * mid + m (lanes over i) or o (lanes over m); u0: C's first element.
+            const int64_t base = lanes_i ? g / mid * s_o + g % mid * s_m + j0 : g * s_o + j0 * s_m;
+            const int64_t u0 = lanes_i ? g * inner + j0 : g * mid + j0;
+            const int64_t lane_step = lanes_i ? 1 : s_m;
+            const float* ag = a + base;
             double acc[kReduceChunk];
             uint32_t best[kReduceChunk];
             // Products start at 1 (all zeros give MUL_NO_ZEROS its empty product), sums at 0;
@@ -282,7 +290,7 @@ public:
             for (int64_t i = 0; i < n; ++i) {
                 best[i] = 0;
                 if (pick) {
-                    const double v = ag[i];
+                    const double v = ag[i * lane_step];
                     acc[i] = op == CUDNN_REDUCE_TENSOR_AMAX ? std::fabs(v) : v;
                 } else {
                     acc[i] = op == CUDNN_REDUCE_TENSOR_MUL || op == CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS ? 1.0 : 0.0;
@@ -290,11 +298,19 @@ public:
             }
             // acc[i] <- step(acc[i], best[i], element k of reduction i), the op chosen outside
             // the loops.
+            // (The unit-step lanes as their own loop, which the compiler vectorises.)
             auto sweep = [&](auto step) {
-                for (int64_t k = pick ? 1 : 0; k < len; ++k) {
-                    const float* ar = ag + k * inner;
-                    for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(ar[i]), k);
-                }
+                for (int64_t k1 = 0; k1 < len1; ++k1)
+                    for (int64_t k2 = k1 == 0 && pick ? 1 : 0; k2 < len2; ++k2) {
+                        const int64_t k = k1 * len2 + k2;
+                        const float* ar = ag + k1 * s_1 + k2 * inner;
+                        if (lane_step == 1) {
+                            for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(ar[i]), k);
+                        } else {
+                            for (int64_t i = 0; i < n; ++i)
+                                step(acc[i], best[i], static_cast<double>(ar[i * lane_step]), k);
+                        }
+                    }
             };
             using u32 = uint32_t;
             switch (op) {
@@ -322,7 +338,7 @@ public:
                 double r = acc[i];
                 if (op == CUDNN_REDUCE_TENSOR_AVG) r /= static_cast<double>(len);
                 if (op == CUDNN_REDUCE_TENSOR_NORM2) r = std::sqrt(r);
-                const int64_t out = o * inner + i0 + i;  // C's element, row-major over its dims
+                const int64_t out = u0 + i;  // C's element, row-major over its dims
                 float& dst = c[p.c.offset_of_linear(out)];
                 dst = core::blend_float(r, p.scale.alpha, p.scale.beta, dst);
                 if (p.want_indices) p.indices[out] = best[i];
