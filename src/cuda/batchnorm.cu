@@ -22,11 +22,10 @@
 //                           + T when savedMean / savedInvVariance are NULL)
 // plus O(features * slices) bytes of partial sums.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include "core/cuda_runtime.hpp"
 #include "core/elem_access.hpp"
+#include "core/knob.hpp"
 #include "core/norm_math.hpp"
 #include "core/norm_problem.hpp"
 #include "cuda/launch.cuh"
@@ -410,10 +409,7 @@ struct ParamIo {
 constexpr int kFinLanes = 32, kFinMaxWarps = 32;
 
 bool finalize_parallel() {
-    static const bool on = [] {
-        const char* e = std::getenv("ODNN_BN_FINALIZE");
-        return e && std::strcmp(e, "parallel") == 0;
-    }();
+    static const bool on = core::knob_is("ODNN_BN_FINALIZE", "parallel");
     return on;
 }
 

@@ -35,6 +35,7 @@
 #include "core/conv_problem.hpp"
 #include "core/cuda_runtime.hpp"
 #include "core/dtype.hpp"
+#include "core/knob.hpp"
 #include "core/elem_access.hpp"
 #include "core/impl_registry.hpp"
 #include "cuda/conv_sm80.hpp"
@@ -78,11 +79,7 @@ int device_cc() {
     return cache[dev];
 }
 
-// A tuning knob read once from the environment: whether `name` equals `value`.
-bool knob_is(const char* name, const char* value) {
-    const char* e = std::getenv(name);
-    return e && std::strcmp(e, value) == 0;
-}
+using core::knob_is;  // callers keep the value in a static: read once
 
 // Which kernel family serves the current device: the Ampere-class one on compute
 // capability 8.x, and on 9.0 when ODNN_CONV_TC=sm80 (a knob for tests and measurements:
