@@ -29,22 +29,16 @@ struct NcsView {
 
 bool ncs_view(const core::TensorDesc& t, NcsView* v) {
     if (t.dtype != CUDNN_DATA_FLOAT || t.vect_count != 1 || t.nb_dims < 3) return false;
-    int64_t step = 0;  // the innermost non-unit spatial dim's stride, then the run's
+    int64_t ss = 0, run = 0;  // sp's step (the innermost non-unit spatial stride), the run so far
     for (int d = t.nb_dims - 1; d >= 2; --d) {
         if (t.dims[d] == 1) continue;
-        if (step == 0) step = t.strides[d];
-        else if (t.strides[d] != step) return false;
-        step *= t.dims[d];
+        if (ss == 0) ss = run = t.strides[d];
+        else if (t.strides[d] != run) return false;
+        run *= t.dims[d];
     }
-    int64_t ss = 1;  // the step of sp = the innermost non-unit spatial dim's stride
-    for (int d = t.nb_dims - 1; d >= 2; --d)
-        if (t.dims[d] != 1) {
-            ss = t.strides[d];
-            break;
-        }
     v->sn = t.strides[0];
     v->sc = t.strides[1];
-    v->ss = ss;
+    v->ss = ss == 0 ? 1 : ss;
     return true;
 }
 
@@ -67,11 +61,11 @@ public:
         NcsView v;
         ODNN_REQUIRE_SUPPORTED(ncs_view(p.x, &v), "x is not FLOAT with its spatial dims in one run");
         const core::TensorDesc& od = p.backward ? p.dx : p.y;
+        const char* on = p.backward ? "dx" : "y";
         if (p.backward) ODNN_REQUIRE_SUPPORTED(ncs_view(p.dy, &v), "dy is not FLOAT with its spatial dims in one run");
-        ODNN_REQUIRE_SUPPORTED(ncs_view(od, &v), "the output is not FLOAT with its spatial dims in one run");
-        ODNN_REQUIRE_SUPPORTED(!overlaps(p.out_data, od, p.x_data, p.x) &&
-                                   !(p.backward && overlaps(p.out_data, od, p.dy_data, p.dy)),
-                               "the output overlaps an input (in place)");
+        ODNN_REQUIRE_SUPPORTED(ncs_view(od, &v), "%s is not FLOAT with its spatial dims in one run", on);
+        ODNN_REQUIRE_SUPPORTED(!overlaps(p.out_data, od, p.x_data, p.x), "%s overlaps x (in place)", on);
+        ODNN_REQUIRE_SUPPORTED(!(p.backward && overlaps(p.out_data, od, p.dy_data, p.dy)), "dx overlaps dy (in place)");
         return Status::ok();
     }
 
