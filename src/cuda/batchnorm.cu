@@ -401,16 +401,21 @@ struct ParamIo {
 };
 
 // The P partial sums of feature f (pieces p * F + f), two arrays. The sequential form: one
-// thread per feature, pieces in order. The parallel form (ODNN_BN_FINALIZE=parallel): a
-// block of 32 features x W warps (W = min(P, 32)), warp w summing pieces w, w + W, ...,
-// then warp 0 adding the W warp sums in order (deterministic too). The sequential form is
-// latency-bound where P is large: one block over 256 channels with 1024 NHWC pieces
-// each measured 140 us on the H200 (nearly half of an NHWC training forward).
-constexpr int kFinLanes = 32, kFinMaxWarps = 32;
+// thread per feature, pieces in order. The parallel form: a block of 32 features x W warps
+// (W = min(P, 32)), warp w summing pieces w, w + W, ..., then warp 0 adding the W warp sums
+// in order (deterministic too). The sequential form is latency-bound where P is large: one
+// block over 256 channels with 1024 NHWC pieces measured 140 us on the H200 (nearly half
+// of an NHWC training forward; the parallel form took NHWC training forward 0.51 -> 0.40 ms
+// f32, 0.44 -> 0.30 bf16). Where P is small (NCHW plans, per-activation mode: many features,
+// few pieces) 32-thread blocks would cap occupancy, so the sequential form stays there.
+// ODNN_BN_FINALIZE=parallel or =sequential forces one (the GPU suite runs both).
+constexpr int kFinLanes = 32, kFinMaxWarps = 32, kFinParallelPieces = 8;
 
-bool finalize_parallel() {
-    static const bool on = core::knob_is("ODNN_BN_FINALIZE", "parallel");
-    return on;
+bool finalize_parallel(int P) {
+    static const bool force_par = core::knob_is("ODNN_BN_FINALIZE", "parallel");
+    static const bool force_seq = core::knob_is("ODNN_BN_FINALIZE", "sequential");
+    if (force_par || force_seq) return force_par;
+    return P >= kFinParallelPieces;
 }
 
 struct FinalizeLaunch {
@@ -418,7 +423,7 @@ struct FinalizeLaunch {
 };
 
 FinalizeLaunch finalize_launch(int64_t F, int P) {
-    if (!finalize_parallel()) return {dim3(static_cast<unsigned>(ceil_div(F, kThreads))), dim3(kThreads)};
+    if (!finalize_parallel(P)) return {dim3(static_cast<unsigned>(ceil_div(F, kThreads))), dim3(kThreads)};
     const unsigned warps = static_cast<unsigned>(std::max(1, std::min(P, kFinMaxWarps)));
     return {dim3(static_cast<unsigned>(ceil_div(F, kFinLanes))), dim3(kFinLanes, warps)};
 }

@@ -17,28 +17,29 @@
 //                Bytes: x + dy + dx + 2 * |y| * sizeof(index) / sizeof(T) (+ dx if beta).
 // The input y of the backward call is not read: the argmax is recomputed from x.
 //
-// 2-D pooling on FLOAT / HALF / BFLOAT16 takes the fast paths below (any strides; the
-// walk follows the layout): forward pool_fwd_2d (32-bit index math, 3x3 and 2x2 windows
-// unrolled, float arithmetic); max backward pool_bwd_max_2d (x and dy staged in shared
-// memory per band of rows, argmax once per window, gather per dx element: one pass, no
-// scratch). The kernels above remain for 1-D and 3-D+, DOUBLE, INT8, average backward
-// and windows over 255 positions.
+// 2-D pooling on FLOAT / HALF / BFLOAT16 takes the fast paths below (any strides, 32-bit
+// index math; the thread order follows the layout, W or C innermost):
+//   forward, 3x3 / 2x2 at stride 2   pool_fwd_cols: KH outputs down a column a thread,
+//                                    the input rows shared by its windows reduced once;
+//   forward, other windows           pool_fwd_2d: one output a thread;
+//   max backward, 3x3 / 2x2 at       pool_bwd_strips (W innermost: warps walk strips of
+//   stride 2                         cells, neighbours' windows by shuffles) and
+//                                    pool_bwd_cells (C innermost: blocks of cells through
+//                                    shared memory); every window's argmax computed once;
+//   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
+// The kernels above remain for 1-D and 3-D+, DOUBLE, INT8, average backward and windows
+// over 255 positions.
 //
 // Ceilings at 128x256x56x56, 3x3 window, stride 2, pad 1 (y 128x256x28x28), 4.2 TB/s:
 //   forward       x + y           f32 514 MB -> 0.122 ms, bf16 257 MB -> 0.061 ms
 //   backward max  x + dy + dx     f32 925 MB -> 0.220 ms, bf16 462 MB -> 0.110 ms
 //                 (the bench also counts y: 2x + 2y, so the ceiling reads 111% of copy)
-// What limited the generic kernels (fwd 20% / 37% of copy NCHW / NHWC f32, max bwd 8%):
-// 64-bit coordinates through the Walk, window loops with local-memory arrays (64-160
-// bytes of stack), and for max backward a second pass through an argmax scratch with
-// one thread per dx element re-reading dy of every covering window.
-// Max backward 3x3/2 and 2x2/2 now take pool_bwd_max_gather (no shared memory). What
-// limited the shared-memory band kernel (1.6-1.7 ms, 13-27% of copy, every layout and
-// type): one block per (image, channel group, band) serialised stage -> argmax -> gather
-// behind two __syncthreads with few blocks resident (32 KB of shared memory each), a
-// strided staging gather with two divisions per element, NCHW channel groups of one
-// channel, and band halo rows staged twice. Predicted for the gather kernel: x + dy + dx
-// at 75-85% of copy (0.26-0.29 ms f32, 0.13-0.15 ms bf16), L1 traffic ~5 loads/element.
+// Every kernel here started instruction-bound, not memory-bound (Nsight Compute: SM
+// 67-85%, DRAM 10-41%); what it took, in docs/PERFORMANCE.md: 64-bit address arithmetic
+// (a pointer plus 64-bit element offsets costs 4-5 instructions a load; a plane-relative
+// 32-bit byte offset 2), per-position bounds branches (clamped addresses and a masked
+// value instead), and recomputing a window's argmax for every element it covers (once a
+// window now; the argmax as the fmaxf max and the first position equal to it).
 #include <algorithm>
 
 #include "core/cuda_runtime.hpp"
@@ -380,7 +381,22 @@ struct Pool2d {
     int mode;
     bool prop;
     uint32_t xs[4], ys[4], zs[4];  // fwd: x, y; bwd: x, dy, dx
+    bool plane32;                  // every (h, w) plane spans fewer than 2^32 bytes
 };
+
+// In-plane byte offsets of the column-tiled kernels are 32-bit.
+inline bool plane_fits_32(const TensorDesc& t) {
+    const uint64_t span = (static_cast<uint64_t>(t.dims[2] - 1) * static_cast<uint64_t>(t.strides[2]) +
+                           static_cast<uint64_t>(t.dims[3] - 1) * static_cast<uint64_t>(t.strides[3]) + 1) *
+                          static_cast<uint64_t>(core::dtype_bits(t.dtype) / 8);
+    return span < (uint64_t{1} << 32);
+}
+
+// base + a byte offset, as T*.
+template <class T>
+__device__ __forceinline__ const T* at_bytes(const char* base, uint32_t off) {
+    return reinterpret_cast<const T*>(base + off);
+}
 
 Pool2d make_pool2d(const PoolGeom& g, const TensorDesc& x, const TensorDesc& y, const TensorDesc* z) {
     Pool2d p{};
@@ -403,6 +419,7 @@ Pool2d make_pool2d(const PoolGeom& g, const TensorDesc& x, const TensorDesc& y, 
         p.ys[i] = static_cast<uint32_t>(y.strides[i]);
         p.zs[i] = z ? static_cast<uint32_t>(z->strides[i]) : 0u;
     }
+    p.plane32 = plane_fits_32(x) && plane_fits_32(y) && (!z || plane_fits_32(*z));
     return p;
 }
 
@@ -490,6 +507,141 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int k = 0; k < V; ++k) r[k] = alpha * r[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
         store_c<T, V>(yp, r);
+    }
+}
+
+// NaN-propagating max (max.NaN: a NaN operand gives NaN).
+__device__ __forceinline__ float fmax_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return (a != a || b != b) ? __int_as_float(0x7fffffff) : fmaxf(a, b);
+#endif
+}
+
+enum class FwdOp { kMax, kMaxNan, kAvg };  // max skipping NaNs, max propagating them, average
+
+// Forward, 2-D, windows R x S at strides SH x SW fixed at compile time (3x3/2, 2x2/2):
+// one thread computes KH outputs down a column (V channels when channels are innermost).
+// Each of the (KH - 1) * SH + R input rows it reads is reduced over its S columns once
+// and shared by the windows that overlap it (3x3/2, KH = 4: 27 loads for 4 outputs
+// against 36; KH = 2 for vector threads, whose rows take V registers each).
+// Out-of-range positions read a clamped address and count as a filler (NaN for max,
+// which fmaxf skips; -inf for NaN-propagating max; 0 for sums), so a warp holding border
+// threads runs one straight path. Max skipping NaNs is fmaxf from a NaN start (a window
+// of NaNs gives NaN), propagating ones max.NaN; both agree with window_reduce's value
+// (the argmax order matters only to backward).
+// Bytes: x + y (+ y if beta != 0); rows shared with the next thread's outputs hit L2.
+template <class T, int V, bool kCInner, FwdOp kOp, int R, int S, int SH, int SW, int KH>
+__global__ void __launch_bounds__(kThreads)
+    pool_fwd_cols(Pool2d p, FastDiv div_a, FastDiv div_b, FastDiv div_c, uint32_t total, const T* __restrict__ x,
+                  T* __restrict__ y, float alpha, float beta) {
+    constexpr int NR = (KH - 1) * SH + R;
+    const float fill = kOp == FwdOp::kMax ? __int_as_float(0x7fffffff)
+                                          : (kOp == FwdOp::kMaxNan ? -INFINITY : 0.0f);
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        // Channels innermost: t = ((n * OHB + ohb) * OW + ow) * (C / V) + cv; else
+        // t = ((n * C + c) * OHB + ohb) * OW + ow (OHB = ceil(OH / KH)).
+        const uint32_t q = div_a.div(t);
+        const uint32_t i0 = t - q * div_a.d;
+        const uint32_t q2 = div_b.div(q);
+        const uint32_t i1 = q - q2 * div_b.d;
+        const uint32_t n = div_c.div(q2);
+        const uint32_t i2 = q2 - n * div_c.d;
+        uint32_t ch, ow, ohb;
+        if (kCInner) {
+            ch = i0 * V, ow = i1, ohb = i2;
+        } else {
+            ow = i0, ohb = i1, ch = i2;
+        }
+        const int oh0 = static_cast<int>(ohb) * KH;
+        const int hs = oh0 * SH - p.ph, ws = static_cast<int>(ow) * SW - p.pw;
+        const T* xb = x + n * p.xs[0] + ch * p.xs[1];
+        // Out-of-range rows and columns read a clamped in-range address (one wide
+        // multiply-add a load) and are replaced by the filler: no predicated loads, so no
+        // predicate juggling.
+        const char* xc = reinterpret_cast<const char*>(xb);
+        uint32_t col[S];  // byte offsets in the plane (plane32)
+        bool cok[S];
+        int ncols = 0;
+#pragma unroll
+        for (int j = 0; j < S; ++j) {
+            const int iw = ws + j;
+            cok[j] = iw >= 0 && iw < p.w;
+            ncols += cok[j];
+            col[j] = (cok[j] ? static_cast<uint32_t>(iw) : 0u) * (p.xs[3] * static_cast<uint32_t>(sizeof(T)));
+        }
+        const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
+        float acc[NR][V];  // per input row: its S columns reduced
+        bool rok[NR];
+#pragma unroll
+        for (int r = 0; r < NR; ++r) {
+            const int ih = hs + r;
+            rok[r] = ih >= 0 && ih < p.h;
+            const char* xr = xc + (rok[r] ? static_cast<uint32_t>(ih) : 0u) * xs2;
+#pragma unroll
+            for (int j = 0; j < S; ++j) {
+                float v[V];
+                load_c<T, V>(at_bytes<T>(xr, col[j]), v);
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    const float m = cok[j] ? v[k] : fill;
+                    if (j == 0)
+                        acc[r][k] = m;
+                    else if (kOp == FwdOp::kMax)
+                        acc[r][k] = fmaxf(acc[r][k], m);
+                    else if (kOp == FwdOp::kMaxNan)
+                        acc[r][k] = fmax_nan(acc[r][k], m);
+                    else
+                        acc[r][k] += m;
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < V; ++k) acc[r][k] = rok[r] ? acc[r][k] : fill;
+        }
+#pragma unroll
+        for (int o = 0; o < KH; ++o) {
+            const int oh = oh0 + o;
+            if (oh >= p.oh) break;
+            float res[V];
+            int nrows = 0;
+#pragma unroll
+            for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                float m = acc[o * SH][k];
+#pragma unroll
+                for (int i = 1; i < R; ++i) {
+                    const float a = acc[o * SH + i][k];
+                    m = kOp == FwdOp::kMax ? fmaxf(m, a) : (kOp == FwdOp::kMaxNan ? fmax_nan(m, a) : m + a);
+                }
+                res[k] = m;
+            }
+            const int count = nrows * ncols;
+            if (kOp != FwdOp::kAvg) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) res[k] = count == 0 ? 0.0f : res[k];
+            } else {
+                int div = count;
+                if (p.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING) {
+                    // Window positions inside the padded input [-pad, in + pad).
+                    const int h0 = hs + o * SH;
+                    const int h_lo = max(h0, -p.ph), h_hi = min(h0 + R, p.h + p.ph);
+                    const int w_lo = max(ws, -p.pw), w_hi = min(ws + S, p.w + p.pw);
+                    div = max(h_hi - h_lo, 0) * max(w_hi - w_lo, 0);
+                }
+#pragma unroll
+                for (int k = 0; k < V; ++k) res[k] = div > 0 ? res[k] / static_cast<float>(div) : 0.0f;
+            }
+            T* yp = y + n * p.ys[0] + ch * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] + ow * p.ys[3];
+            float old[V];
+            if (beta != 0.0f) load_c<T, V>(yp, old);
+#pragma unroll
+            for (int k = 0; k < V; ++k) res[k] = alpha * res[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
+            store_c<T, V>(yp, res);
+        }
     }
 }
 
@@ -649,212 +801,395 @@ bool plan_bwd_tile(const core::PoolingBwdProblem& pb, PoolBwdTile* t) {
 }
 
 
-// Max backward, 2-D, the common windows fixed at compile time (3x3 and 2x2 at stride 2):
-// dx is cut into tiles of SH x SW elements; one thread owns a column of tiles (V
-// channels when channels are innermost) and walks down a strip of tile rows. The
-// windows covering a tile are NWH x NWW consecutive outputs; at each step one new row
-// of them has its argmax computed from x (window_reduce's rules; the argmax kept as an
-// absolute position h * W + w) and its dy loaded, the rows above are carried in
-// registers. Each tile element then gathers dy of the covering windows that chose it,
-// in output order (deterministic, no atomics, no shared memory, no scratch).
-// Bytes: x + dy + dx (+ dx if beta != 0); the x columns a neighbouring thread also
-// reads hit L1, the rows shared with the strip below come from L2 once per strip.
-// Loads per tile step: NWW * R * S x + NWW dy (3x3/2: 18 + 2 for 4 elements).
-struct PoolBwdGather {
-    Pool2d p;
-    FastDiv div_a, div_b, div_c;  // inner extents of the thread index (see the kernel)
-    int tcw, tch, rs;             // tile columns, tile rows, tile rows per strip
-    uint32_t total;
-};
-
-__device__ __forceinline__ int ceil_div_i(int a, int b) { return -floor_div_i(-a, b); }
-
-template <class T, int V, bool kCInner, int R, int S, int SH, int SW>
-__global__ void __launch_bounds__(kThreads)
-    pool_bwd_max_gather(PoolBwdGather gp, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
-                        float alpha, float beta) {
-    constexpr int TH = SH, TW = SW;
-    constexpr int NWH = (TH + R - 2) / SH + 1, NWW = (TW + S - 2) / SW + 1;
-    const Pool2d& p = gp.p;
-    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < gp.total; t += gridDim.x * blockDim.x) {
-        // Channels innermost: t = ((n * strips + strip) * TCW + tc) * (C / V) + cv; else
-        // t = ((n * C + c) * strips + strip) * TCW + tc.
-        const uint32_t q = gp.div_a.div(t);
-        const uint32_t i0 = t - q * gp.div_a.d;
-        const uint32_t q2 = gp.div_b.div(q);
-        const uint32_t i1 = q - q2 * gp.div_b.d;
-        const uint32_t n = gp.div_c.div(q2);
-        const uint32_t i2 = q2 - n * gp.div_c.d;
-        uint32_t ch, tc, strip;
-        if (kCInner) {
-            ch = i0 * V, tc = i1, strip = i2;
-        } else {
-            tc = i0, strip = i1, ch = i2;
+// The argmax of the R x S window at (hs, ws) of the plane at xb, V channels (its
+// position in the window, row-major; window_reduce's rules: ties keep the first, NaNs
+// are skipped and a window of NaNs gives its first position, with propagation the first
+// NaN wins; kNoArg for a window holding no input). Out-of-range positions read a clamped
+// address and are skipped. In-plane offsets are 32-bit (Pool2d::plane32).
+template <class T, int V, int R, int S>
+__device__ __forceinline__ void window_argmax(const Pool2d& p, const char* xb, int hs, int ws, int* arg) {
+    uint32_t col[S];
+    bool cok[S];
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        const int iw = ws + s;
+        cok[s] = iw >= 0 && iw < p.w;
+        col[s] = (cok[s] ? static_cast<uint32_t>(iw) : 0u) * (p.xs[3] * static_cast<uint32_t>(sizeof(T)));
+    }
+    const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
+    float v[R * S][V];
+    bool ok[R * S];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int ih = hs + r;
+        const bool rok = ih >= 0 && ih < p.h;
+        const char* xr = xb + (rok ? static_cast<uint32_t>(ih) : 0u) * xs2;
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            ok[r * S + s] = rok && cok[s];
+            load_c<T, V>(at_bytes<T>(xr, col[s]), v[r * S + s]);
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (!ok[r * S + s]) v[r * S + s][k] = __int_as_float(0x7fffffff);
         }
-        const int iw0 = static_cast<int>(tc) * TW;
-        const int ow_lo = ceil_div_i(iw0 + p.pw - S + 1, SW);
-        const int tr0 = static_cast<int>(strip) * gp.rs, tr1 = min(gp.tch, tr0 + gp.rs);
-        const T* xb = x + n * p.xs[0] + ch * p.xs[1];
-        const T* db = dy + n * p.ys[0] + ch * p.ys[1];
-        T* ob = dx + n * p.zs[0] + ch * p.zs[1];
-        int arg[NWH][NWW][V];
-        float dv[NWH][NWW][V];
-        for (int tr = tr0; tr < tr1; ++tr) {
-            const int ih0 = tr * TH;
-            const int oh_lo = ceil_div_i(ih0 + p.ph - R + 1, SH);  // advances by one per step (TH == SH)
+    }
+    const int r0 = max(0, -hs), s0 = max(0, -ws);
+    const int first = r0 < R && hs + r0 < p.h && s0 < S && ws + s0 < p.w ? r0 * S + s0 : static_cast<int>(kNoArg);
+    if (!p.prop) {
+        // The max skipping NaNs (fmaxf; out-of-range positions hold NaN), then the first
+        // position holding it: two instructions a position instead of a chain of compares
+        // and selects. A NaN max means the window holds only NaNs: its first position.
 #pragma unroll
-            for (int a = 0; a < NWH; ++a) {
-                if (a < NWH - 1 && tr != tr0) {
+        for (int k = 0; k < V; ++k) {
+            float m = v[0][k];
 #pragma unroll
-                    for (int b = 0; b < NWW; ++b)
+            for (int l = 1; l < R * S; ++l) m = fmaxf(m, v[l][k]);
+            int a = first;
+            if (m == m) {
 #pragma unroll
-                        for (int k = 0; k < V; ++k) {
-                            arg[a][b][k] = arg[a + 1][b][k];
-                            dv[a][b][k] = dv[a + 1][b][k];
-                        }
-                    continue;
-                }
-                const int oh = oh_lo + a;
-                const int hs = oh * SH - p.ph;
-                const bool row_ok = oh >= 0 && oh < p.oh;
+                for (int l = R * S - 1; l >= 0; --l) a = v[l][k] == m ? l : a;
+            }
+            arg[k] = a;
+        }
+    } else {
+        // NaN-propagating: window_reduce's walk (the first NaN wins).
 #pragma unroll
-                for (int b = 0; b < NWW; ++b) {
-                    const int ow = ow_lo + b;
-                    const int ws = ow * SW - p.pw;
-                    float best[V];
-                    bool found[V], done[V];
-                    int first = -1;
+        for (int k = 0; k < V; ++k) {
+            float best = 0.0f;
+            bool found = false, done = false;
+            int a = first;
 #pragma unroll
-                    for (int k = 0; k < V; ++k) {
-                        best[k] = 0.0f;
-                        found[k] = done[k] = false;
-                        arg[a][b][k] = -1;
-                        dv[a][b][k] = 0.0f;
-                    }
-                    if (row_ok && ow >= 0 && ow < p.ow) {
-                        load_c<T, V>(db + static_cast<uint32_t>(oh) * p.ys[2] + static_cast<uint32_t>(ow) * p.ys[3],
-                                     dv[a][b]);
-#pragma unroll
-                        for (int i = 0; i < R; ++i) {
-                            const int ih = hs + i;
-                            if (ih < 0 || ih >= p.h) continue;
-#pragma unroll
-                            for (int j = 0; j < S; ++j) {
-                                const int iw = ws + j;
-                                if (iw < 0 || iw >= p.w) continue;
-                                float v[V];
-                                load_c<T, V>(
-                                    xb + static_cast<uint32_t>(ih) * p.xs[2] + static_cast<uint32_t>(iw) * p.xs[3], v);
-                                const int pos = ih * p.w + iw;
-                                if (first < 0) first = pos;
-#pragma unroll
-                                for (int k = 0; k < V; ++k) {
-                                    if (done[k]) continue;
-                                    if (v[k] != v[k]) {
-                                        if (p.prop) {
-                                            arg[a][b][k] = pos;
-                                            done[k] = true;
-                                        }
-                                    } else if (!found[k] || v[k] > best[k]) {
-                                        best[k] = v[k];
-                                        arg[a][b][k] = pos;
-                                        found[k] = true;
-                                    }
-                                }
-                            }
-                        }
-#pragma unroll
-                        for (int k = 0; k < V; ++k)
-                            if (!found[k] && !done[k]) arg[a][b][k] = first;  // only NaNs (-1: empty window)
-                    }
+            for (int l = 0; l < R * S; ++l) {
+                if (!ok[l] || done) continue;
+                const float x_l = v[l][k];
+                if (x_l != x_l) {
+                    a = l;
+                    done = true;
+                } else if (!found || x_l > best) {
+                    best = x_l;
+                    a = l;
+                    found = true;
                 }
             }
-            // Gather the tile's elements from the covering windows, in output order.
-#pragma unroll
-            for (int ti = 0; ti < TH; ++ti) {
-                const int ih = ih0 + ti;
-                if (ih >= p.h) continue;
-#pragma unroll
-                for (int tj = 0; tj < TW; ++tj) {
-                    const int iw = iw0 + tj;
-                    if (iw >= p.w) continue;
-                    const int pos = ih * p.w + iw;
-                    float acc[V];
-#pragma unroll
-                    for (int k = 0; k < V; ++k) acc[k] = 0.0f;
-#pragma unroll
-                    for (int a = 0; a < NWH; ++a)
-#pragma unroll
-                        for (int b = 0; b < NWW; ++b)
-#pragma unroll
-                            for (int k = 0; k < V; ++k)
-                                if (arg[a][b][k] == pos) acc[k] += dv[a][b][k];
-                    T* xp = ob + static_cast<uint32_t>(ih) * p.zs[2] + static_cast<uint32_t>(iw) * p.zs[3];
-                    float old[V];
-                    if (beta != 0.0f) load_c<T, V>(xp, old);
-#pragma unroll
-                    for (int k = 0; k < V; ++k) acc[k] = alpha * acc[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
-                    store_c<T, V>(xp, acc);
-                }
-            }
+            arg[k] = a;
         }
     }
 }
 
-template <class T, int V, bool kCInner, int R, int S, int SH, int SW>
-Status launch_bwd_gather(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
-    PoolBwdGather gp;
-    gp.p = p;
-    gp.tcw = (p.w + SW - 1) / SW;
-    gp.tch = (p.h + SH - 1) / SH;
-    const int64_t base = static_cast<int64_t>(p.n) * (p.c / V) * gp.tcw;
-    if (base == 0 || gp.tch == 0) return Status::ok();
-    // Strips of tile rows: about 2M threads, at least about four tile rows per strip (the
-    // carried window rows reused; small problems walk the carry path too).
-    int64_t strips = std::min<int64_t>(std::max(1, (gp.tch + 3) / 4),
-                                       std::max<int64_t>(1, ((int64_t{1} << 21) + base - 1) / base));
-    gp.rs = static_cast<int>((gp.tch + strips - 1) / strips);
-    strips = (gp.tch + gp.rs - 1) / gp.rs;
-    const int64_t total = base * strips;
-    if (total >= (int64_t{1} << 32)) return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "pooling too large");
-    gp.total = static_cast<uint32_t>(total);
-    gp.div_a = FastDiv(static_cast<uint32_t>(kCInner ? p.c / V : gp.tcw));
-    gp.div_b = FastDiv(static_cast<uint32_t>(kCInner ? gp.tcw : strips));
-    gp.div_c = FastDiv(static_cast<uint32_t>(kCInner ? strips : p.c));
-    pool_bwd_max_gather<T, V, kCInner, R, S, SH, SW><<<grid_for(total), kThreads, 0, h.stream>>>(
-        gp, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+// Writes the SH x SW dx elements of cell (cr, cc) of the plane at xc: each gathers dy of
+// the (HR + 1) x (HS + 1) windows that can cover it (arg / dv: rows cr - HR .., columns
+// cc - HS ..) that chose it, in output order. Window (cr - HR + a, cc - HS + b) holds the
+// element at row di + (HR - a) * SH, column dj + (HS - b) * SW of its window: compile-time
+// constants, so each term is a compare and an add.
+template <class T, int V, int R, int S, int SH, int SW>
+__device__ __forceinline__ void cell_gather(const Pool2d& p, char* xc, int cr, int cc,
+                                            const int (&arg)[(R - 1) / SH + 1][(S - 1) / SW + 1][V],
+                                            const float (&dv)[(R - 1) / SH + 1][(S - 1) / SW + 1][V], float alpha,
+                                            float beta) {
+    constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
+    const uint32_t zs2 = p.zs[2] * static_cast<uint32_t>(sizeof(T)), zs3 = p.zs[3] * static_cast<uint32_t>(sizeof(T));
+#pragma unroll
+    for (int di = 0; di < SH; ++di) {
+        const int ih = cr * SH - p.ph + di;
+        if (ih < 0 || ih >= p.h) continue;
+#pragma unroll
+        for (int dj = 0; dj < SW; ++dj) {
+            const int iw = cc * SW - p.pw + dj;
+            if (iw < 0 || iw >= p.w) continue;
+            float acc[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) acc[k] = 0.0f;
+#pragma unroll
+            for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+                for (int b = 0; b < HS + 1; ++b) {
+                    const int lr = di + (HR - a) * SH, lc = dj + (HS - b) * SW;
+                    if (lr >= R || lc >= S) continue;
+#pragma unroll
+                    for (int k = 0; k < V; ++k)
+                        if (arg[a][b][k] == lr * S + lc) acc[k] += dv[a][b][k];
+                }
+            T* xp = reinterpret_cast<T*>(xc + (static_cast<uint32_t>(ih) * zs2 + static_cast<uint32_t>(iw) * zs3));
+            float old[V];
+            if (beta != 0.0f) load_c<T, V>(xp, old);
+#pragma unroll
+            for (int k = 0; k < V; ++k) acc[k] = alpha * acc[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
+            store_c<T, V>(xp, acc);
+        }
+    }
+}
+
+// Max backward, 2-D, the common windows fixed at compile time (3x3 and 2x2 at stride 2).
+// dx is cut into cells: cell (cr, cc) holds the dx elements whose last covering window
+// is output (cr, cc), rows cr * SH - PH .. + SH - 1 and columns likewise (the cells past
+// the last output row / column hold the bottom and right elements that only earlier
+// windows cover). A block owns TCH x TCW cells of TCV channel vectors (V channels each
+// when channels are innermost and vectors fit, else V = 1):
+//   phase 1: the argmax (position in the window, window_reduce's rules) and dy of every
+//            window covering those cells - (TCH + HR) x (TCW + HS) windows, HR = (R - 1)
+//            / SH rows and HS columns of halo that the neighbouring block also computes -
+//            into shared memory (1 byte + one T per channel);
+//   phase 2: one thread per cell gathers its SH x SW elements from the (HR + 1) x
+//            (HS + 1) windows that can cover them, in output order (deterministic, no
+//            atomics, no scratch); an element's position in each of those windows is a
+//            compile-time constant, so the gather is a compare and an add.
+// Bytes: x + dy + dx (+ dx if beta != 0), the halo windows' x and dy from L1 / L2.
+// Instructions: a window's argmax is computed once (plus the halo: 3x3/2 NCHW tiles of
+// 8 x 32 cells, 16%; NHWC 8 x 8, 27%), against four times per window in the per-element
+// gather this replaces (0.79-1.02 ms, 12-31% of copy, instruction-bound at SM 67-84%).
+struct PoolBwdCells {
+    Pool2d p;
+    int tch, tcw, tcv;          // cells a block owns: rows, columns, channel vectors
+    int cells_h, cells_w;       // the cell grid
+    int tiles_h, tiles_w, tiles_c;
+    FastDiv div_tc, div_tw, div_th;  // block unit -> (n, tile row, tile column, channel tile)
+    FastDiv div_v, div_wc, div_cw;   // phase items: channel vector, window column, cell column
+    uint32_t units;
+};
+
+template <class T, int V, int R, int S, int SH, int SW>
+__global__ void __launch_bounds__(kThreads)
+    pool_bwd_cells(PoolBwdCells t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx, float alpha,
+                   float beta) {
+    constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
+    extern __shared__ __align__(16) unsigned char pool_smem[];
+    const Pool2d& p = t.p;
+    const int nwr = t.tch + HR, nwc = t.tcw + HS;
+    const uint32_t nwin = static_cast<uint32_t>(nwr * nwc * t.tcv);
+    T* dys = reinterpret_cast<T*>(pool_smem);                          // [window][V]
+    uint8_t* args = reinterpret_cast<uint8_t*>(dys + nwin * V);       // [window][V]
+    for (uint32_t u = blockIdx.x; u < t.units; u += gridDim.x) {
+        // u = ((n * tiles_h + th) * tiles_w + tw) * tiles_c + tcg
+        uint32_t q = t.div_tc.div(u);
+        const uint32_t tcg = u - q * t.div_tc.d;
+        uint32_t q2 = t.div_tw.div(q);
+        const uint32_t tw = q - q2 * t.div_tw.d;
+        const uint32_t n = t.div_th.div(q2);
+        const uint32_t th = q2 - n * t.div_th.d;
+        const int cr0 = static_cast<int>(th) * t.tch, cc0 = static_cast<int>(tw) * t.tcw;
+        const int cv0 = static_cast<int>(tcg) * t.tcv;
+        const T* xn = x + n * p.xs[0];
+        const T* dn = dy + n * p.ys[0];
+        // Phase 1: window (cr0 - HR + wr, cc0 - HS + wc), channel vector cv0 + cv.
+        for (uint32_t i = threadIdx.x; i < nwin; i += blockDim.x) {
+            const uint32_t qi = t.div_v.div(i);
+            const int cv = static_cast<int>(i - qi * t.div_v.d);
+            const uint32_t wr = t.div_wc.div(qi);
+            const int wc = static_cast<int>(qi - wr * t.div_wc.d);
+            const int oh = cr0 - HR + static_cast<int>(wr), ow = cc0 - HS + wc;
+            const int ch = (cv0 + cv) * V;
+            int arg[V];
+            float dv[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                arg[k] = kNoArg;
+                dv[k] = 0.0f;
+            }
+            if (oh >= 0 && oh < p.oh && ow >= 0 && ow < p.ow && ch < p.c) {
+                load_c<T, V>(dn + static_cast<uint32_t>(ch) * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] +
+                                 static_cast<uint32_t>(ow) * p.ys[3],
+                             dv);
+                window_argmax<T, V, R, S>(p, reinterpret_cast<const char*>(xn + static_cast<uint32_t>(ch) * p.xs[1]),
+                                          oh * SH - p.ph, ow * SW - p.pw, arg);
+            }
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                dys[i * V + k] = Io<T>::out(dv[k]);
+                args[i * V + k] = static_cast<uint8_t>(arg[k]);
+            }
+        }
+        __syncthreads();
+        // Phase 2: cell (cr0 + cr, cc0 + cc), channel vector cv0 + cv.
+        T* xo = dx + n * p.zs[0];
+        const uint32_t ncell = static_cast<uint32_t>(t.tch * t.tcw * t.tcv);
+        for (uint32_t i = threadIdx.x; i < ncell; i += blockDim.x) {
+            const uint32_t qi = t.div_v.div(i);
+            const int cv = static_cast<int>(i - qi * t.div_v.d);
+            const uint32_t crl = t.div_cw.div(qi);
+            const int ccl = static_cast<int>(qi - crl * t.div_cw.d);
+            const int cr = cr0 + static_cast<int>(crl), cc = cc0 + ccl;
+            const int ch = (cv0 + cv) * V;
+            if (cr >= t.cells_h || cc >= t.cells_w || ch >= p.c) continue;
+            int arg[HR + 1][HS + 1][V];
+            float dv[HR + 1][HS + 1][V];
+#pragma unroll
+            for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+                for (int b = 0; b < HS + 1; ++b) {
+                    const uint32_t w = ((crl + a) * nwc + ccl + b) * t.tcv + cv;
+#pragma unroll
+                    for (int k = 0; k < V; ++k) {
+                        arg[a][b][k] = args[w * V + k];
+                        dv[a][b][k] = Io<T>::in(dys[w * V + k]);
+                    }
+                }
+            cell_gather<T, V, R, S, SH, SW>(p, reinterpret_cast<char*>(xo + static_cast<uint32_t>(ch) * p.zs[1]), cr, cc, arg,
+                                            dv, alpha, beta);
+        }
+        __syncthreads();  // the shared windows are reused by the next unit
+    }
+}
+
+template <class T, int V, int R, int S, int SH, int SW>
+Status launch_bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, bool c_inner) {
+    constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
+    PoolBwdCells t;
+    t.p = p;
+    t.cells_h = (p.h - 1 + p.ph) / SH + 1;
+    t.cells_w = (p.w - 1 + p.pw) / SW + 1;
+    const int cvs = p.c / V;  // channel vectors (V divides C when V > 1)
+    if (!c_inner) {  // W innermost: rows of 32 cells, one channel
+        t.tcv = 1;
+        t.tcw = 32;
+        t.tch = 8;
+    } else {  // channels innermost: up to 8 vectors (32 channels when V = 1) by 8 x 8 cells
+        t.tcv = std::min(cvs, V > 1 ? 8 : 32);
+        t.tcw = 8;
+        t.tch = std::max(1, std::min(64, 512 / (t.tcw * t.tcv)));
+    }
+    t.tiles_h = (t.cells_h + t.tch - 1) / t.tch;
+    t.tiles_w = (t.cells_w + t.tcw - 1) / t.tcw;
+    t.tiles_c = (cvs + t.tcv - 1) / t.tcv;
+    const int64_t units = static_cast<int64_t>(p.n) * t.tiles_h * t.tiles_w * t.tiles_c;
+    if (units == 0) return Status::ok();
+    if (units >= (int64_t{1} << 32)) return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "pooling too large");
+    t.units = static_cast<uint32_t>(units);
+    t.div_tc = FastDiv(static_cast<uint32_t>(t.tiles_c));
+    t.div_tw = FastDiv(static_cast<uint32_t>(t.tiles_w));
+    t.div_th = FastDiv(static_cast<uint32_t>(t.tiles_h));
+    t.div_v = FastDiv(static_cast<uint32_t>(t.tcv));
+    t.div_wc = FastDiv(static_cast<uint32_t>(t.tcw + HS));
+    t.div_cw = FastDiv(static_cast<uint32_t>(t.tcw));
+    const size_t smem = static_cast<size_t>((t.tch + HR) * (t.tcw + HS) * t.tcv) * V * (sizeof(T) + 1);
+    pool_bwd_cells<T, V, R, S, SH, SW><<<std::min<uint32_t>(t.units, 1u << 30), kThreads, smem, h.stream>>>(
+        t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+        static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
+// Max backward, W innermost (NCHW and the like), the same cells without shared memory: a
+// warp owns a strip of K cell rows by 32 - HS cell columns of one (n, c) plane, lane l
+// the window column ow0 - HS + l (lane 0 a halo lane when HS = 1: it computes its window
+// for lane 1 and writes nothing). Walking down the strip, each lane computes one window's
+// argmax and dy a row, takes its left neighbour's by a shuffle and carries the row above
+// in registers, so every window is computed once (plus HR halo rows a strip: 3x3/2, K = 8:
+// 12%) with no block-wide barrier. Bytes: x + dy + dx (+ dx if beta != 0).
+struct PoolBwdStrips {
+    Pool2d p;
+    int cells_h, cells_w, strips, segs;
+    FastDiv div_segs, div_strips, div_c;
+    uint32_t warps;
+};
+
+template <class T, int R, int S, int SH, int SW, int K>
+__global__ void __launch_bounds__(kThreads)
+    pool_bwd_strips(PoolBwdStrips t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                    float alpha, float beta) {
+    constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
+    static_assert(HR <= 1 && HS <= 1, "one halo row / column");
+    const Pool2d& p = t.p;
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const uint32_t stride = (gridDim.x * blockDim.x) >> 5;
+    for (uint32_t wi = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; wi < t.warps; wi += stride) {
+        // wi = (plane * strips + strip) * segs + seg, plane = n * C + c.
+        const uint32_t q = t.div_segs.div(wi);
+        const int seg = static_cast<int>(wi - q * t.div_segs.d);
+        const uint32_t plane = t.div_strips.div(q);
+        const int strip = static_cast<int>(q - plane * t.div_strips.d);
+        const uint32_t n = t.div_c.div(plane);
+        const uint32_t c = plane - n * t.div_c.d;
+        const int ow = seg * (32 - HS) - HS + lane;  // this lane's window column, its cell column
+        const bool owns = lane >= HS && ow < t.cells_w;
+        const bool col_ok = ow >= 0 && ow < p.ow;
+        const int cr0 = strip * K, cr1 = min(cr0 + K, t.cells_h);
+        const char* xb = reinterpret_cast<const char*>(x + n * p.xs[0] + c * p.xs[1]);
+        const T* db = dy + n * p.ys[0] + c * p.ys[1];
+        char* ob = reinterpret_cast<char*>(dx + n * p.zs[0] + c * p.zs[1]);
+        int arg[HR + 1][HS + 1][1];
+        float dv[HR + 1][HS + 1][1];
+#pragma unroll
+        for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+            for (int b = 0; b < HS + 1; ++b) {
+                arg[a][b][0] = kNoArg;
+                dv[a][b][0] = 0.0f;
+            }
+        for (int cr = cr0 - HR; cr < cr1; ++cr) {  // the same trip count in every lane
+            int a_own = kNoArg;
+            float d_own = 0.0f;
+            if (col_ok && cr >= 0 && cr < p.oh) {
+                d_own = Io<T>::in(db[static_cast<uint32_t>(cr) * p.ys[2] + static_cast<uint32_t>(ow) * p.ys[3]]);
+                window_argmax<T, 1, R, S>(p, xb, cr * SH - p.ph, ow * SW - p.pw, &a_own);
+            }
+            if (HR == 1) {
+#pragma unroll
+                for (int b = 0; b < HS + 1; ++b) {
+                    arg[0][b][0] = arg[HR][b][0];
+                    dv[0][b][0] = dv[HR][b][0];
+                }
+            }
+            arg[HR][HS][0] = a_own;
+            dv[HR][HS][0] = d_own;
+            if (HS == 1) {
+                arg[HR][0][0] = __shfl_up_sync(0xffffffffu, a_own, 1);
+                dv[HR][0][0] = __shfl_up_sync(0xffffffffu, d_own, 1);
+            }
+            if (cr >= cr0 && owns) cell_gather<T, 1, R, S, SH, SW>(p, ob, cr, ow, arg, dv, alpha, beta);
+        }
+    }
+}
+
+template <class T, int R, int S, int SH, int SW>
+Status launch_bwd_strips(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
+    constexpr int HS = (S - 1) / SW, kK = 8;
+    PoolBwdStrips t;
+    t.p = p;
+    t.cells_h = (p.h - 1 + p.ph) / SH + 1;
+    t.cells_w = (p.w - 1 + p.pw) / SW + 1;
+    t.strips = (t.cells_h + kK - 1) / kK;
+    t.segs = (t.cells_w + 32 - HS - 1) / (32 - HS);
+    const int64_t warps = static_cast<int64_t>(p.n) * p.c * t.strips * t.segs;
+    if (warps == 0) return Status::ok();
+    if (warps * 32 >= (int64_t{1} << 32)) return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "pooling too large");
+    t.warps = static_cast<uint32_t>(warps);
+    t.div_segs = FastDiv(static_cast<uint32_t>(t.segs));
+    t.div_strips = FastDiv(static_cast<uint32_t>(t.strips));
+    t.div_c = FastDiv(static_cast<uint32_t>(p.c));
+    pool_bwd_strips<T, R, S, SH, SW, kK><<<grid_for(warps * 32), kThreads, 0, h.stream>>>(
+        t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
         static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
     return launched("cuda_pooling_bwd");
 }
 
 template <class T, int R, int S, int SH, int SW>
-Status bwd_gather_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
-    constexpr int kV = 8 / sizeof(T);  // 8-byte vectors: two 128-byte lines per warp access
+Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
+    constexpr int kV = 4;  // 16 bytes of FLOAT, 8 of HALF / BFLOAT16 (8 would take 80 registers)
     const bool c_inner = pb.dx.strides[1] == 1 && p.c > 1;
-    if (!c_inner) return launch_bwd_gather<T, 1, false, R, S, SH, SW>(h, pb, p);
+    if (!c_inner) return launch_bwd_strips<T, R, S, SH, SW>(h, pb, p);
     bool vec = p.c % kV == 0 && aligned_to(pb.x_data, sizeof(T) * kV) && aligned_to(pb.dy_data, sizeof(T) * kV) &&
                aligned_to(pb.dx_data, sizeof(T) * kV);
-    for (const TensorDesc* t : {&pb.x, &pb.dy, &pb.dx}) {
-        vec = vec && t->strides[1] == 1;
+    for (const TensorDesc* d : {&pb.x, &pb.dy, &pb.dx}) {
+        vec = vec && d->strides[1] == 1;
         for (int i = 0; i < 4; ++i)
-            if (i != 1) vec = vec && t->strides[i] % kV == 0;
+            if (i != 1) vec = vec && d->strides[i] % kV == 0;
     }
-    if (vec) return launch_bwd_gather<T, kV, true, R, S, SH, SW>(h, pb, p);
-    return launch_bwd_gather<T, 1, true, R, S, SH, SW>(h, pb, p);
+    if (vec) return launch_bwd_cells<T, kV, R, S, SH, SW>(h, pb, p, true);
+    return launch_bwd_cells<T, 1, R, S, SH, SW>(h, pb, p, true);
 }
 
-// The gather kernel's window (3 for 3x3, 2 for 2x2, both at stride 2); 0: not taken.
-inline int gather_window(const core::PoolingBwdProblem& pb) {
+// The cell kernel's window (3 for 3x3, 2 for 2x2, both at stride 2); 0: not taken.
+inline int cells_window(const core::PoolingBwdProblem& pb) {
     const PoolGeom& g = pb.g;
     if (!g.is_max() || g.nsp != 2 || g.stride[0] != 2 || g.stride[1] != 2 || g.win[0] != g.win[1]) return 0;
+    if (!plane_fits_32(pb.x) || !plane_fits_32(pb.dy) || !plane_fits_32(pb.dx)) return 0;
     return g.win[0] == 3 || g.win[0] == 2 ? g.win[0] : 0;
 }
 
 template <class T>
-Status bwd_gather(const core::Handle& h, const core::PoolingBwdProblem& pb, int win) {
+Status bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb, int win) {
     const Pool2d p = make_pool2d(pb.g, pb.x, pb.dy, &pb.dx);
-    if (win == 3) return bwd_gather_layout<T, 3, 3, 2, 2>(h, pb, p);
-    return bwd_gather_layout<T, 2, 2, 2, 2>(h, pb, p);
+    if (win == 3) return bwd_cells_layout<T, 3, 3, 2, 2>(h, pb, p);
+    return bwd_cells_layout<T, 2, 2, 2, 2>(h, pb, p);
 }
 
 template <class T>
@@ -896,6 +1231,38 @@ Status with_shape(int nsp, int v, F&& f) {
     return with_nsp<1>(nsp, std::forward<F>(f));
 }
 
+template <class T, int V, bool kCInner, FwdOp kOp, int R>
+void launch_fwd_cols_op(const core::Handle& h, const Pool2d& p, const T* x, T* y, float alpha, float beta) {
+    constexpr int kKH = V >= 4 ? 2 : 4;  // vector threads: fewer rows in registers (3x3/2: 7.5 loads an output)
+    const int ohb = (p.oh + kKH - 1) / kKH;
+    const uint32_t total = static_cast<uint32_t>(static_cast<int64_t>(p.n) * p.c * ohb * p.ow / V);
+    const FastDiv a(static_cast<uint32_t>(kCInner ? p.c / V : p.ow));
+    const FastDiv b(static_cast<uint32_t>(kCInner ? p.ow : ohb));
+    const FastDiv c(static_cast<uint32_t>(kCInner ? ohb : p.c));
+    pool_fwd_cols<T, V, kCInner, kOp, R, R, 2, 2, kKH>
+        <<<grid_for(total), kThreads, 0, h.stream>>>(p, a, b, c, total, x, y, alpha, beta);
+}
+
+// 3x3 and 2x2 windows at stride 2 (checked by the caller).
+template <class T, int V, bool kCInner>
+Status launch_fwd_cols(const core::Handle& h, const Pool2d& p, const T* x, T* y, float alpha, float beta) {
+    const bool is_max = p.mode == CUDNN_POOLING_MAX || p.mode == CUDNN_POOLING_MAX_DETERMINISTIC;
+    auto go = [&](auto r) {
+        constexpr int R = decltype(r)::value;
+        if (!is_max)
+            launch_fwd_cols_op<T, V, kCInner, FwdOp::kAvg, R>(h, p, x, y, alpha, beta);
+        else if (p.prop)
+            launch_fwd_cols_op<T, V, kCInner, FwdOp::kMaxNan, R>(h, p, x, y, alpha, beta);
+        else
+            launch_fwd_cols_op<T, V, kCInner, FwdOp::kMax, R>(h, p, x, y, alpha, beta);
+    };
+    if (p.r == 3)
+        go(std::integral_constant<int, 3>{});
+    else
+        go(std::integral_constant<int, 2>{});
+    return launched("cuda_pooling_fwd");
+}
+
 // Forward 2-D: walk y in memory order (channels innermost: V channels per thread when
 // channel_vec allows), the common windows compiled with a fixed size.
 template <class T, int V, bool kCInner>
@@ -908,6 +1275,8 @@ Status launch_fwd_2d(const core::Handle& h, const core::PoolingFwdProblem& pf, c
     T* y = static_cast<T*>(pf.y_data);
     const float alpha = static_cast<float>(pf.out.alpha), beta = static_cast<float>(pf.out.beta);
     const unsigned grid = grid_for(total);
+    if (p.sh == 2 && p.sw == 2 && p.r == p.s && (p.r == 3 || p.r == 2) && p.plane32)
+        return launch_fwd_cols<T, V, kCInner>(h, p, x, y, alpha, beta);
     if (p.r == 3 && p.s == 3)
         pool_fwd_2d<T, V, kCInner, 3, 3><<<grid, kThreads, 0, h.stream>>>(p, a, b, c, total, x, y, alpha, beta);
     else if (p.r == 2 && p.s == 2)
@@ -958,7 +1327,7 @@ public:
         return with_float_type(p.dx.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             if constexpr (kFastPoolType<T>) {
-                if (const int win = gather_window(p)) return bwd_gather<T>(h, p, win);
+                if (const int win = cells_window(p)) return bwd_cells<T>(h, p, win);
                 PoolBwdTile t;
                 if (p.g.is_max() && p.g.nsp == 2 && p.g.window_size() <= 255 && plan_bwd_tile<T>(p, &t)) {
                     if (t.units == 0) return Status::ok();
