@@ -161,6 +161,27 @@ __device__ __forceinline__ void store_c(T* p, const typename Io<T>::C* in) {
     }
 }
 
+// t = ((n * c.d + i2) * b.d + i1) * a.d + i0, split.
+__device__ __forceinline__ void split4(uint32_t t, const FastDiv& a, const FastDiv& b, const FastDiv& c, uint32_t* n,
+                                       uint32_t* i2, uint32_t* i1, uint32_t* i0) {
+    const uint32_t q = a.div(t);
+    *i0 = t - q * a.d;
+    const uint32_t q2 = b.div(q);
+    *i1 = q - q2 * b.d;
+    *n = c.div(q2);
+    *i2 = q2 - *n * c.d;
+}
+
+// p[k] = alpha * r[k] + beta * p[k] for V channels (p not read when beta == 0).
+template <class T, int V>
+__device__ __forceinline__ void blend_store(T* p, float* r, float alpha, float beta) {
+    float old[V];
+    if (beta != 0.0f) load_c<T, V>(p, old);
+#pragma unroll
+    for (int k = 0; k < V; ++k) r[k] = alpha * r[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
+    store_c<T, V>(p, r);
+}
+
 // The window of output c, clipped; false when it holds no input.
 template <int NSP>
 __device__ __forceinline__ bool window_bounds(const PoolGeom& g, const int64_t* c, int64_t* lo, int64_t* hi) {
@@ -443,12 +464,8 @@ __global__ void __launch_bounds__(kThreads)
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
         // Channels innermost: t = ((n * OH + oh) * OW + ow) * (C / V) + cv; else
         // t = ((n * C + c) * OH + oh) * OW + ow. div_a / div_b / div_c are the three inner extents.
-        uint32_t q = div_a.div(t);
-        const uint32_t i0 = t - q * div_a.d;
-        uint32_t q2 = div_b.div(q);
-        const uint32_t i1 = q - q2 * div_b.d;
-        const uint32_t n = div_c.div(q2);
-        const uint32_t i2 = q2 - n * div_c.d;
+        uint32_t n, i2, i1, i0;
+        split4(t, div_a, div_b, div_c, &n, &i2, &i1, &i0);
         uint32_t ch, oh, ow;
         if (kCInner) {
             ch = i0 * V, ow = i1, oh = i2;
@@ -502,11 +519,7 @@ __global__ void __launch_bounds__(kThreads)
             for (int k = 0; k < V; ++k) r[k] = div > 0 ? sum[k] / static_cast<float>(div) : 0.0f;
         }
         T* yp = y + n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3];
-        float old[V];
-        if (beta != 0.0f) load_c<T, V>(yp, old);
-#pragma unroll
-        for (int k = 0; k < V; ++k) r[k] = alpha * r[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
-        store_c<T, V>(yp, r);
+        blend_store<T, V>(yp, r, alpha, beta);
     }
 }
 
@@ -544,12 +557,8 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
         // Channels innermost: t = ((n * OHB + ohb) * OW + ow) * (C / V) + cv; else
         // t = ((n * C + c) * OHB + ohb) * OW + ow (OHB = ceil(OH / KH)).
-        const uint32_t q = div_a.div(t);
-        const uint32_t i0 = t - q * div_a.d;
-        const uint32_t q2 = div_b.div(q);
-        const uint32_t i1 = q - q2 * div_b.d;
-        const uint32_t n = div_c.div(q2);
-        const uint32_t i2 = q2 - n * div_c.d;
+        uint32_t n, i2, i1, i0;
+        split4(t, div_a, div_b, div_c, &n, &i2, &i1, &i0);
         uint32_t ch, ow, ohb;
         if (kCInner) {
             ch = i0 * V, ow = i1, ohb = i2;
@@ -636,11 +645,7 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
                 for (int k = 0; k < V; ++k) res[k] = div > 0 ? res[k] / static_cast<float>(div) : 0.0f;
             }
             T* yp = y + n * p.ys[0] + ch * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] + ow * p.ys[3];
-            float old[V];
-            if (beta != 0.0f) load_c<T, V>(yp, old);
-#pragma unroll
-            for (int k = 0; k < V; ++k) res[k] = alpha * res[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
-            store_c<T, V>(yp, res);
+            blend_store<T, V>(yp, res, alpha, beta);
         }
     }
 }
@@ -916,11 +921,7 @@ __device__ __forceinline__ void cell_gather(const Pool2d& p, char* xc, int cr, i
                         if (arg[a][b][k] == lr * S + lc) acc[k] += dv[a][b][k];
                 }
             T* xp = reinterpret_cast<T*>(xc + (static_cast<uint32_t>(ih) * zs2 + static_cast<uint32_t>(iw) * zs3));
-            float old[V];
-            if (beta != 0.0f) load_c<T, V>(xp, old);
-#pragma unroll
-            for (int k = 0; k < V; ++k) acc[k] = alpha * acc[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
-            store_c<T, V>(xp, acc);
+            blend_store<T, V>(xp, acc, alpha, beta);
         }
     }
 }
@@ -966,12 +967,8 @@ __global__ void __launch_bounds__(kThreads)
     uint8_t* args = reinterpret_cast<uint8_t*>(dys + nwin * V);       // [window][V]
     for (uint32_t u = blockIdx.x; u < t.units; u += gridDim.x) {
         // u = ((n * tiles_h + th) * tiles_w + tw) * tiles_c + tcg
-        uint32_t q = t.div_tc.div(u);
-        const uint32_t tcg = u - q * t.div_tc.d;
-        uint32_t q2 = t.div_tw.div(q);
-        const uint32_t tw = q - q2 * t.div_tw.d;
-        const uint32_t n = t.div_th.div(q2);
-        const uint32_t th = q2 - n * t.div_th.d;
+        uint32_t n, th, tw, tcg;
+        split4(u, t.div_tc, t.div_tw, t.div_th, &n, &th, &tw, &tcg);
         const int cr0 = static_cast<int>(th) * t.tch, cc0 = static_cast<int>(tw) * t.tcw;
         const int cv0 = static_cast<int>(tcg) * t.tcv;
         const T* xn = x + n * p.xs[0];
@@ -1097,13 +1094,10 @@ __global__ void __launch_bounds__(kThreads)
     const int lane = static_cast<int>(threadIdx.x & 31);
     const uint32_t stride = (gridDim.x * blockDim.x) >> 5;
     for (uint32_t wi = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; wi < t.warps; wi += stride) {
-        // wi = (plane * strips + strip) * segs + seg, plane = n * C + c.
-        const uint32_t q = t.div_segs.div(wi);
-        const int seg = static_cast<int>(wi - q * t.div_segs.d);
-        const uint32_t plane = t.div_strips.div(q);
-        const int strip = static_cast<int>(q - plane * t.div_strips.d);
-        const uint32_t n = t.div_c.div(plane);
-        const uint32_t c = plane - n * t.div_c.d;
+        // wi = ((n * C + c) * strips + strip) * segs + seg
+        uint32_t n, c, strip_u, seg_u;
+        split4(wi, t.div_segs, t.div_strips, t.div_c, &n, &c, &strip_u, &seg_u);
+        const int seg = static_cast<int>(seg_u), strip = static_cast<int>(strip_u);
         const int ow = seg * (32 - HS) - HS + lane;  // this lane's window column, its cell column
         const bool owns = lane >= HS && ow < t.cells_w;
         const bool col_ok = ow >= 0 && ow < p.ow;
