@@ -568,9 +568,8 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
         const int oh0 = static_cast<int>(ohb) * KH;
         const int hs = oh0 * SH - p.ph, ws = static_cast<int>(ow) * SW - p.pw;
         const T* xb = x + n * p.xs[0] + ch * p.xs[1];
-        // Out-of-range rows and columns read a clamped in-range address (one wide
-        // multiply-add a load) and are replaced by the filler: no predicated loads, so no
-        // predicate juggling.
+        // Out-of-range rows and columns read a clamped in-range address and are replaced
+        // by the filler: no predicated loads, so no predicate juggling.
         const char* xc = reinterpret_cast<const char*>(xb);
         uint32_t col[S];  // byte offsets in the plane (plane32)
         bool cok[S];
