@@ -123,6 +123,65 @@ void scaled_copy(const core::Operand& out_op, float* out, const core::Operand& i
 
 // ---- Transform (identity map: a copy between layouts) ----
 
+// y = x exactly (alpha = 1, beta = 0) where the layouts transpose: y's innermost dim a
+// (step 1 in y) is strided in x, and x is contiguous along another dim b. Copied in 16 x 16
+// tiles of (a, b): sixteen 64-byte runs of x along b in, sixteen of y along a out, so both
+// sides move whole cache lines instead of y's row gathering one element per x line (the
+// row walk reached 37% of memcpy on NCHW -> NHWC; 8 x 8 tiles, half lines, measured
+// slower than 16 x 16 in the same process). Values are moved, not recomputed: the same
+// floats as alpha * x + 0 in double, except that a signalling NaN stays signalling.
+// False when the layouts do not transpose (the row walk handles them).
+bool transpose_copy(const core::Operand& y_op, float* y, const core::Operand& x_op, const float* x) {
+    const core::Operand* ops[2] = {&y_op, &x_op};
+    const core::EwGeometry g = core::ew_simplify(ops, 2);
+    const int nb = g.nb_dims, a = nb - 1;
+    if (nb < 2 || g.strides[0][a] != 1 || g.strides[1][a] == 1) return false;
+    int b = -1;
+    for (int d = 0; d < a; ++d)
+        if (g.strides[1][d] == 1) b = d;
+    if (b < 0) return false;
+    constexpr int64_t kTA = 16, kTB = 16;  // a tile: 16 runs of y along a, 16 of x along b
+    const int64_t na = g.dims[a], nbb = g.dims[b];
+    const int64_t xa = g.strides[1][a], yb = g.strides[0][b];
+    // The other dims, outermost first; tasks are (outer index, tile row along b).
+    int other[core::kMaxOperandDims], no = 0;
+    int64_t outer = 1;
+    for (int d = 0; d < a; ++d)
+        if (d != b) {
+            other[no++] = d;
+            outer *= g.dims[d];
+        }
+    const int64_t tiles_b = (nbb + kTB - 1) / kTB;
+    const int64_t tasks = outer * tiles_b;
+#pragma omp parallel for schedule(static) if (g.count() > kParallelMin)
+    for (int64_t t = 0; t < tasks; ++t) {
+        int64_t o = t / tiles_b, ox = 0, oy = 0;
+        for (int k = no - 1; k >= 0; --k) {
+            const int d = other[k];
+            const int64_t i = o % g.dims[d];
+            o /= g.dims[d];
+            ox += i * g.strides[1][d];
+            oy += i * g.strides[0][d];
+        }
+        const int64_t b0 = (t % tiles_b) * kTB, bn = std::min(kTB, nbb - b0);
+        const float* xs = x + ox + b0;
+        float* ys = y + oy + b0 * yb;
+        int64_t a0 = 0;
+        if (bn == kTB) {
+            for (; a0 + kTA <= na; a0 += kTA) {
+                float tile[kTA][kTB];  // [a][b]: read as runs of x along b
+                for (int64_t i = 0; i < kTA; ++i)
+                    for (int64_t j = 0; j < kTB; ++j) tile[i][j] = xs[(a0 + i) * xa + j];
+                for (int64_t j = 0; j < kTB; ++j)  // written as runs of y along a
+                    for (int64_t i = 0; i < kTA; ++i) ys[j * yb + a0 + i] = tile[i][j];
+            }
+        }
+        for (int64_t j = 0; j < bn; ++j)  // what is left: partial tiles
+            for (int64_t i = a0; i < na; ++i) ys[j * yb + i] = xs[i * xa + j];
+    }
+    return true;
+}
+
 class FastTransform final : public core::Impl<core::TransformTensorProblem> {
 public:
     const char* name() const override { return "fast_transform_tensor"; }
@@ -134,7 +193,12 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::TransformTensorProblem& p) const override {
-        scaled_copy(p.y, static_cast<float*>(p.y_data), p.x, static_cast<const float*>(p.x_data), p.scale);
+        float* y = static_cast<float*>(p.y_data);
+        const float* x = static_cast<const float*>(p.x_data);
+        if (p.scale.alpha == 1.0 && p.scale.beta == 0.0 && static_cast<const void*>(x) != y &&
+            transpose_copy(p.y, y, p.x, x))
+            return Status::ok();
+        scaled_copy(p.y, y, p.x, x, p.scale);
         return Status::ok();
     }
 };
