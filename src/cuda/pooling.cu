@@ -172,6 +172,21 @@ __device__ __forceinline__ void split4(uint32_t t, const FastDiv& a, const FastD
     *i2 = q2 - *n * c.d;
 }
 
+// Output coordinates of thread index t in the 2-D forward kernels' layout order: channels
+// innermost, t = ((n * ROWS + row) * OW + ow) * (C / V) + cv; else t = ((n * C + c) * ROWS +
+// row) * OW + ow. ROWS: output rows (pool_fwd_2d) or blocks of rows (pool_fwd_cols).
+template <int V, bool kCInner>
+__device__ __forceinline__ void out_coords(uint32_t t, const FastDiv& a, const FastDiv& b, const FastDiv& c,
+                                           uint32_t* n, uint32_t* ch, uint32_t* row, uint32_t* ow) {
+    uint32_t i2, i1, i0;
+    split4(t, a, b, c, n, &i2, &i1, &i0);
+    if (kCInner) {
+        *ch = i0 * V, *ow = i1, *row = i2;
+    } else {
+        *ow = i0, *row = i1, *ch = i2;
+    }
+}
+
 // p[k] = alpha * r[k] + beta * p[k] for V channels (p not read when beta == 0).
 template <class T, int V>
 __device__ __forceinline__ void blend_store(T* p, float* r, float alpha, float beta) {
@@ -413,6 +428,13 @@ inline bool plane_fits_32(const TensorDesc& t) {
     return span < (uint64_t{1} << 32);
 }
 
+// The window the column (forward) and cell (max backward) kernels are compiled for: 3
+// for 3x3, 2 for 2x2, both at stride 2, in planes whose byte offsets fit 32 bits; 0: none.
+inline int fixed_window(const Pool2d& p) {
+    if (!p.plane32 || p.sh != 2 || p.sw != 2 || p.r != p.s) return 0;
+    return p.r == 3 || p.r == 2 ? p.r : 0;
+}
+
 // base + a byte offset, as T*.
 template <class T>
 __device__ __forceinline__ const T* at_bytes(const char* base, uint32_t off) {
@@ -462,16 +484,8 @@ __global__ void __launch_bounds__(kThreads)
     const int rr = R ? R : p.r, ss = S ? S : p.s;
     const bool is_max = p.mode == CUDNN_POOLING_MAX || p.mode == CUDNN_POOLING_MAX_DETERMINISTIC;
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
-        // Channels innermost: t = ((n * OH + oh) * OW + ow) * (C / V) + cv; else
-        // t = ((n * C + c) * OH + oh) * OW + ow. div_a / div_b / div_c are the three inner extents.
-        uint32_t n, i2, i1, i0;
-        split4(t, div_a, div_b, div_c, &n, &i2, &i1, &i0);
-        uint32_t ch, oh, ow;
-        if (kCInner) {
-            ch = i0 * V, ow = i1, oh = i2;
-        } else {
-            ow = i0, oh = i1, ch = i2;
-        }
+        uint32_t n, ch, oh, ow;
+        out_coords<V, kCInner>(t, div_a, div_b, div_c, &n, &ch, &oh, &ow);
         const int hs = static_cast<int>(oh) * p.sh - p.ph, ws = static_cast<int>(ow) * p.sw - p.pw;
         const T* xb = x + n * p.xs[0] + ch * p.xs[1];
         float best[V], sum[V];
@@ -555,16 +569,8 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
     const float fill = kOp == FwdOp::kMax ? __int_as_float(0x7fffffff)
                                           : (kOp == FwdOp::kMaxNan ? -INFINITY : 0.0f);
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
-        // Channels innermost: t = ((n * OHB + ohb) * OW + ow) * (C / V) + cv; else
-        // t = ((n * C + c) * OHB + ohb) * OW + ow (OHB = ceil(OH / KH)).
-        uint32_t n, i2, i1, i0;
-        split4(t, div_a, div_b, div_c, &n, &i2, &i1, &i0);
-        uint32_t ch, ow, ohb;
-        if (kCInner) {
-            ch = i0 * V, ow = i1, ohb = i2;
-        } else {
-            ow = i0, ohb = i1, ch = i2;
-        }
+        uint32_t n, ch, ohb, ow;  // ohb: block of KH output rows
+        out_coords<V, kCInner>(t, div_a, div_b, div_c, &n, &ch, &ohb, &ow);
         const int oh0 = static_cast<int>(ohb) * KH;
         const int hs = oh0 * SH - p.ph, ws = static_cast<int>(ow) * SW - p.pw;
         const T* xb = x + n * p.xs[0] + ch * p.xs[1];
@@ -929,8 +935,9 @@ __device__ __forceinline__ void cell_gather(const Pool2d& p, char* xc, int cr, i
 // dx is cut into cells: cell (cr, cc) holds the dx elements whose last covering window
 // is output (cr, cc), rows cr * SH - PH .. + SH - 1 and columns likewise (the cells past
 // the last output row / column hold the bottom and right elements that only earlier
-// windows cover). A block owns TCH x TCW cells of TCV channel vectors (V channels each
-// when channels are innermost and vectors fit, else V = 1):
+// windows cover). For channels innermost (W innermost takes pool_bwd_strips below): a
+// block owns TCH x TCW cells of TCV channel vectors (V channels each when vectors fit,
+// else V = 1):
 //   phase 1: the argmax (position in the window, window_reduce's rules) and dy of every
 //            window covering those cells - (TCH + HR) x (TCW + HS) windows, HR = (R - 1)
 //            / SH rows and HS columns of halo that the neighbouring block also computes -
@@ -940,9 +947,9 @@ __device__ __forceinline__ void cell_gather(const Pool2d& p, char* xc, int cr, i
 //            atomics, no scratch); an element's position in each of those windows is a
 //            compile-time constant, so the gather is a compare and an add.
 // Bytes: x + dy + dx (+ dx if beta != 0), the halo windows' x and dy from L1 / L2.
-// Instructions: a window's argmax is computed once (plus the halo: 3x3/2 NCHW tiles of
-// 8 x 32 cells, 16%; NHWC 8 x 8, 27%), against four times per window in the per-element
-// gather this replaces (0.79-1.02 ms, 12-31% of copy, instruction-bound at SM 67-84%).
+// Instructions: a window's argmax is computed once (plus the halo: 8 x 8 cells, 27%),
+// against four times per window in the per-element gather this replaced (0.79-1.02 ms,
+// 12-31% of copy, instruction-bound at SM 67-84%).
 struct PoolBwdCells {
     Pool2d p;
     int tch, tcw, tcv;          // cells a block owns: rows, columns, channel vectors
@@ -1033,28 +1040,26 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class T, int V, int R, int S, int SH, int SW>
-Status launch_bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, bool c_inner) {
+Status launch_bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
     constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
     PoolBwdCells t;
     t.p = p;
     t.cells_h = (p.h - 1 + p.ph) / SH + 1;
     t.cells_w = (p.w - 1 + p.pw) / SW + 1;
     const int cvs = p.c / V;  // channel vectors (V divides C when V > 1)
-    if (!c_inner) {  // W innermost: rows of 32 cells, one channel
-        t.tcv = 1;
-        t.tcw = 32;
-        t.tch = 8;
-    } else {  // channels innermost: up to 8 vectors (32 channels when V = 1) by 8 x 8 cells
-        t.tcv = std::min(cvs, V > 1 ? 8 : 32);
-        t.tcw = 8;
-        t.tch = std::max(1, std::min(64, 512 / (t.tcw * t.tcv)));
-    }
+    // Up to 8 vectors (32 channels when V = 1) by 8 columns by about 512 / (8 * vectors) rows of cells.
+    t.tcv = std::min(cvs, V > 1 ? 8 : 32);
+    t.tcw = 8;
+    t.tch = std::max(1, std::min(64, 512 / (t.tcw * t.tcv)));
     t.tiles_h = (t.cells_h + t.tch - 1) / t.tch;
     t.tiles_w = (t.cells_w + t.tcw - 1) / t.tcw;
     t.tiles_c = (cvs + t.tcv - 1) / t.tcv;
     const int64_t units = static_cast<int64_t>(p.n) * t.tiles_h * t.tiles_w * t.tiles_c;
     if (units == 0) return Status::ok();
-    if (units >= (int64_t{1} << 32)) return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "pooling too large");
+    if (units >= (int64_t{1} << 32))
+        return core::make_status(CUDNN_STATUS_NOT_SUPPORTED,
+                                 "cudnnPoolingBackward: dx (n=%d c=%d h=%d w=%d) needs %lld blocks of cells, over 2^32",
+                                 p.n, p.c, p.h, p.w, static_cast<long long>(units));
     t.units = static_cast<uint32_t>(units);
     t.div_tc = FastDiv(static_cast<uint32_t>(t.tiles_c));
     t.div_tw = FastDiv(static_cast<uint32_t>(t.tiles_w));
@@ -1149,7 +1154,10 @@ Status launch_bwd_strips(const core::Handle& h, const core::PoolingBwdProblem& p
     t.segs = (t.cells_w + 32 - HS - 1) / (32 - HS);
     const int64_t warps = static_cast<int64_t>(p.n) * p.c * t.strips * t.segs;
     if (warps == 0) return Status::ok();
-    if (warps * 32 >= (int64_t{1} << 32)) return core::make_status(CUDNN_STATUS_NOT_SUPPORTED, "pooling too large");
+    if (warps * 32 >= (int64_t{1} << 32))
+        return core::make_status(CUDNN_STATUS_NOT_SUPPORTED,
+                                 "cudnnPoolingBackward: dx (n=%d c=%d h=%d w=%d) needs %lld threads, over 2^32", p.n,
+                                 p.c, p.h, p.w, static_cast<long long>(warps * 32));
     t.warps = static_cast<uint32_t>(warps);
     t.div_segs = FastDiv(static_cast<uint32_t>(t.segs));
     t.div_strips = FastDiv(static_cast<uint32_t>(t.strips));
@@ -1172,22 +1180,13 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
         for (int i = 0; i < 4; ++i)
             if (i != 1) vec = vec && d->strides[i] % kV == 0;
     }
-    if (vec) return launch_bwd_cells<T, kV, R, S, SH, SW>(h, pb, p, true);
-    return launch_bwd_cells<T, 1, R, S, SH, SW>(h, pb, p, true);
-}
-
-// The cell kernel's window (3 for 3x3, 2 for 2x2, both at stride 2); 0: not taken.
-inline int cells_window(const core::PoolingBwdProblem& pb) {
-    const PoolGeom& g = pb.g;
-    if (!g.is_max() || g.nsp != 2 || g.stride[0] != 2 || g.stride[1] != 2 || g.win[0] != g.win[1]) return 0;
-    if (!plane_fits_32(pb.x) || !plane_fits_32(pb.dy) || !plane_fits_32(pb.dx)) return 0;
-    return g.win[0] == 3 || g.win[0] == 2 ? g.win[0] : 0;
+    if (vec) return launch_bwd_cells<T, kV, R, S, SH, SW>(h, pb, p);
+    return launch_bwd_cells<T, 1, R, S, SH, SW>(h, pb, p);
 }
 
 template <class T>
-Status bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb, int win) {
-    const Pool2d p = make_pool2d(pb.g, pb.x, pb.dy, &pb.dx);
-    if (win == 3) return bwd_cells_layout<T, 3, 3, 2, 2>(h, pb, p);
+Status bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
+    if (p.r == 3) return bwd_cells_layout<T, 3, 3, 2, 2>(h, pb, p);
     return bwd_cells_layout<T, 2, 2, 2, 2>(h, pb, p);
 }
 
@@ -1230,19 +1229,32 @@ Status with_shape(int nsp, int v, F&& f) {
     return with_nsp<1>(nsp, std::forward<F>(f));
 }
 
+// The thread count of a 2-D forward kernel over `rows` output rows (or row blocks) and
+// the divisors out_coords takes.
+struct OutSplit {
+    uint32_t total;
+    FastDiv a, b, c;
+};
+
+template <int V, bool kCInner>
+OutSplit out_split(const Pool2d& p, int rows) {
+    OutSplit o;
+    o.total = static_cast<uint32_t>(static_cast<int64_t>(p.n) * p.c * rows * p.ow / V);
+    o.a = FastDiv(static_cast<uint32_t>(kCInner ? p.c / V : p.ow));
+    o.b = FastDiv(static_cast<uint32_t>(kCInner ? p.ow : rows));
+    o.c = FastDiv(static_cast<uint32_t>(kCInner ? rows : p.c));
+    return o;
+}
+
 template <class T, int V, bool kCInner, FwdOp kOp, int R>
 void launch_fwd_cols_op(const core::Handle& h, const Pool2d& p, const T* x, T* y, float alpha, float beta) {
     constexpr int kKH = V >= 4 ? 2 : 4;  // vector threads: fewer rows in registers (3x3/2: 7.5 loads an output)
-    const int ohb = (p.oh + kKH - 1) / kKH;
-    const uint32_t total = static_cast<uint32_t>(static_cast<int64_t>(p.n) * p.c * ohb * p.ow / V);
-    const FastDiv a(static_cast<uint32_t>(kCInner ? p.c / V : p.ow));
-    const FastDiv b(static_cast<uint32_t>(kCInner ? p.ow : ohb));
-    const FastDiv c(static_cast<uint32_t>(kCInner ? ohb : p.c));
+    const OutSplit o = out_split<V, kCInner>(p, (p.oh + kKH - 1) / kKH);
     pool_fwd_cols<T, V, kCInner, kOp, R, R, 2, 2, kKH>
-        <<<grid_for(total), kThreads, 0, h.stream>>>(p, a, b, c, total, x, y, alpha, beta);
+        <<<grid_for(o.total), kThreads, 0, h.stream>>>(p, o.a, o.b, o.c, o.total, x, y, alpha, beta);
 }
 
-// 3x3 and 2x2 windows at stride 2 (checked by the caller).
+// 3x3 and 2x2 windows at stride 2 (fixed_window).
 template <class T, int V, bool kCInner>
 Status launch_fwd_cols(const core::Handle& h, const Pool2d& p, const T* x, T* y, float alpha, float beta) {
     const bool is_max = p.mode == CUDNN_POOLING_MAX || p.mode == CUDNN_POOLING_MAX_DETERMINISTIC;
@@ -1266,22 +1278,18 @@ Status launch_fwd_cols(const core::Handle& h, const Pool2d& p, const T* x, T* y,
 // channel_vec allows), the common windows compiled with a fixed size.
 template <class T, int V, bool kCInner>
 Status launch_fwd_2d(const core::Handle& h, const core::PoolingFwdProblem& pf, const Pool2d& p) {
-    const uint32_t total = static_cast<uint32_t>(static_cast<int64_t>(p.n) * p.c * p.oh * p.ow / V);
-    const FastDiv a(static_cast<uint32_t>(kCInner ? p.c / V : p.ow));
-    const FastDiv b(static_cast<uint32_t>(kCInner ? p.ow : p.oh));
-    const FastDiv c(static_cast<uint32_t>(kCInner ? p.oh : p.c));
     const T* x = static_cast<const T*>(pf.x_data);
     T* y = static_cast<T*>(pf.y_data);
     const float alpha = static_cast<float>(pf.out.alpha), beta = static_cast<float>(pf.out.beta);
-    const unsigned grid = grid_for(total);
-    if (p.sh == 2 && p.sw == 2 && p.r == p.s && (p.r == 3 || p.r == 2) && p.plane32)
-        return launch_fwd_cols<T, V, kCInner>(h, p, x, y, alpha, beta);
+    if (fixed_window(p)) return launch_fwd_cols<T, V, kCInner>(h, p, x, y, alpha, beta);
+    const OutSplit o = out_split<V, kCInner>(p, p.oh);
+    const unsigned grid = grid_for(o.total);
     if (p.r == 3 && p.s == 3)
-        pool_fwd_2d<T, V, kCInner, 3, 3><<<grid, kThreads, 0, h.stream>>>(p, a, b, c, total, x, y, alpha, beta);
+        pool_fwd_2d<T, V, kCInner, 3, 3><<<grid, kThreads, 0, h.stream>>>(p, o.a, o.b, o.c, o.total, x, y, alpha, beta);
     else if (p.r == 2 && p.s == 2)
-        pool_fwd_2d<T, V, kCInner, 2, 2><<<grid, kThreads, 0, h.stream>>>(p, a, b, c, total, x, y, alpha, beta);
+        pool_fwd_2d<T, V, kCInner, 2, 2><<<grid, kThreads, 0, h.stream>>>(p, o.a, o.b, o.c, o.total, x, y, alpha, beta);
     else
-        pool_fwd_2d<T, V, kCInner, 0, 0><<<grid, kThreads, 0, h.stream>>>(p, a, b, c, total, x, y, alpha, beta);
+        pool_fwd_2d<T, V, kCInner, 0, 0><<<grid, kThreads, 0, h.stream>>>(p, o.a, o.b, o.c, o.total, x, y, alpha, beta);
     return launched("cuda_pooling_fwd");
 }
 
@@ -1326,7 +1334,10 @@ public:
         return with_float_type(p.dx.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             if constexpr (kFastPoolType<T>) {
-                if (const int win = cells_window(p)) return bwd_cells<T>(h, p, win);
+                if (p.g.is_max() && p.g.nsp == 2) {
+                    const Pool2d p2 = make_pool2d(p.g, p.x, p.dy, &p.dx);
+                    if (fixed_window(p2)) return bwd_cells<T>(h, p, p2);
+                }
                 PoolBwdTile t;
                 if (p.g.is_max() && p.g.nsp == 2 && p.g.window_size() <= 255 && plan_bwd_tile<T>(p, &t)) {
                     if (t.units == 0) return Status::ok();

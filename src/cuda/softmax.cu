@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(256) softmax_bwd_row_warp(const T* y, const T*
 template <int VEC, class F>
 void with_row_shape(int L, F&& f) {
     constexpr int kMax = kRowMaxPerLane / VEC;
-    constexpr int kRows1 = 16 / VEC < 4 ? 16 / VEC : 4, kRows2 = 8 / VEC < 2 ? (8 / VEC > 0 ? 8 / VEC : 1) : 2;
+    constexpr int kRows1 = std::min(16 / VEC, 4), kRows2 = std::max(1, std::min(8 / VEC, 2));  // one / two vectors a row
     const int need = (L + 32 * VEC - 1) / (32 * VEC);
     if (need <= 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, kRows1>{});
     else if (need <= 2) f(std::integral_constant<int, 2>{}, std::integral_constant<int, kRows2>{});
