@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <mutex>
 
 #include "core/dtype.hpp"
 #include "core/fast_div.hpp"
@@ -104,8 +105,42 @@ inline core::Status cuda_status(cudaError_t e, const char* what) {
 
 inline core::Status launched(const char* kernel) { return cuda_status(cudaGetLastError(), kernel); }
 
-// Device memory for one call, ordered on its stream: cudaMallocAsync / cudaFreeAsync
-// (the pool makes repeated calls cheap); plain cudaMalloc where pools are missing.
+// The library's own stream-ordered memory pool on the current device, created on first
+// use and kept for the process. Its release threshold keeps up to 64 MB mapped across
+// synchronizations: the device's default pool (threshold 0) hands its memory back at
+// every synchronization, so a call after each cudaStreamSynchronize mapped its scratch
+// again. Null where pools are missing (the caller falls back).
+inline cudaMemPool_t scratch_pool() {
+    constexpr int kMaxDevices = 64;
+    static std::mutex mu;
+    static cudaMemPool_t pools[kMaxDevices] = {};
+    static bool tried[kMaxDevices] = {};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (!tried[dev]) {
+        tried[dev] = true;
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeNone;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = dev;
+        cudaMemPool_t pool = nullptr;
+        if (cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
+            uint64_t keep = uint64_t{64} << 20;
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+            pools[dev] = pool;
+        }
+        cudaGetLastError();
+    }
+    return pools[dev];
+}
+
+// Device memory for one call, ordered on its stream: from scratch_pool(), else the
+// device's default pool (cudaMallocAsync), else plain cudaMalloc.
 class DeviceScratch {
 public:
     DeviceScratch() = default;
@@ -123,7 +158,12 @@ public:
     core::Status allocate(size_t bytes, cudaStream_t stream) {
         stream_ = stream;
         if (bytes == 0) return core::Status::ok();
-        cudaError_t e = cudaMallocAsync(&p_, bytes, stream);
+        cudaError_t e = cudaErrorNotSupported;
+        if (cudaMemPool_t pool = scratch_pool()) e = cudaMallocFromPoolAsync(&p_, bytes, pool, stream);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            e = cudaMallocAsync(&p_, bytes, stream);
+        }
         if (e == cudaSuccess) {
             async_ = true;
             return core::Status::ok();
