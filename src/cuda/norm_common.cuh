@@ -112,17 +112,14 @@ inline core::Status launched(const char* kernel) { return cuda_status(cudaGetLas
 // again. Null where pools are missing (the caller falls back).
 inline cudaMemPool_t scratch_pool() {
     constexpr int kMaxDevices = 64;
-    static std::mutex mu;
+    static std::once_flag once[kMaxDevices];
     static cudaMemPool_t pools[kMaxDevices] = {};
-    static bool tried[kMaxDevices] = {};
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
         cudaGetLastError();
         return nullptr;
     }
-    std::lock_guard<std::mutex> lock(mu);
-    if (!tried[dev]) {
-        tried[dev] = true;
+    std::call_once(once[dev], [dev] {
         cudaMemPoolProps props{};
         props.allocType = cudaMemAllocationTypePinned;
         props.handleTypes = cudaMemHandleTypeNone;
@@ -135,7 +132,7 @@ inline cudaMemPool_t scratch_pool() {
             pools[dev] = pool;
         }
         cudaGetLastError();
-    }
+    });
     return pools[dev];
 }
 
