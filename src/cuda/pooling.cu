@@ -27,8 +27,10 @@
 //                                    pool_bwd_cells (C innermost: blocks of cells through
 //                                    shared memory); every window's argmax computed once;
 //   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
-// The kernels above remain for 1-D and 3-D+, DOUBLE, INT8, average backward and windows
-// over 255 positions.
+// HALF / BFLOAT16 max with W innermost and even W (3x3 / 2x2 at stride 2) take the pair
+// kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
+// the backward only when NaNs are skipped). The kernels above remain for 1-D and 3-D+,
+// DOUBLE, INT8, average backward and windows over 255 positions.
 //
 // Ceilings at 128x256x56x56, 3x3 window, stride 2, pad 1 (y 128x256x28x28), 4.2 TB/s:
 //   forward       x + y           f32 514 MB -> 0.122 ms, bf16 257 MB -> 0.061 ms
@@ -41,6 +43,8 @@
 // value instead), and recomputing a window's argmax for every element it covers (once a
 // window now; the argmax as the fmaxf max and the first position equal to it).
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "core/cuda_runtime.hpp"
 #include "core/elem_access.hpp"
@@ -655,6 +659,191 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
     }
 }
 
+// ---- HALF / BFLOAT16 in pairs (W innermost, 3x3 / 2x2 at stride 2, max) ----
+//
+// A 16-bit element costs the same instructions as a FLOAT one but half the bytes, so the
+// one-element-a-lane kernels above run instruction-bound on HALF / BFLOAT16 (pool_fwd_cols
+// 55% of copy, pool_bwd_strips 37%, against 91% / 72% for FLOAT). The kernels below give a
+// lane two adjacent output columns: x is read as aligned 4-byte column pairs, the max runs
+// on packed pairs (max.{bf16x2,f16x2}: two windows an instruction, exact, no conversion),
+// and dx is written as 4-byte pairs. They need W even (a column pair never straddles the
+// edge of a row), x (and dx) with W stride 1, every other stride even and the pointers
+// 4-byte aligned; anything else takes the kernels above.
+
+template <class T>
+struct Half2Of;
+template <>
+struct Half2Of<__half> {
+    using type = __half2;
+    static constexpr uint32_t kNan = 0x7e007e00u;     // OR'ed into a pair: both halves NaN
+    static constexpr uint32_t kNegInf = 0xfc00fc00u;
+};
+template <>
+struct Half2Of<__nv_bfloat16> {
+    using type = __nv_bfloat162;
+    static constexpr uint32_t kNan = 0x7fc07fc0u;
+    static constexpr uint32_t kNegInf = 0xff80ff80u;
+};
+
+template <class T>
+__device__ __forceinline__ typename Half2Of<T>::type to_h2(uint32_t u) {
+    typename Half2Of<T>::type h;
+    memcpy(&h, &u, sizeof(u));
+    return h;
+}
+template <class T>
+__device__ __forceinline__ uint32_t from_h2(typename Half2Of<T>::type h) {
+    uint32_t u;
+    memcpy(&u, &h, sizeof(u));
+    return u;
+}
+// Per half: the max skipping NaNs (fmaxf's rule; two NaNs give NaN) or propagating them.
+template <class T, bool kNan>
+__device__ __forceinline__ uint32_t max2(uint32_t a, uint32_t b) {
+    if constexpr (kNan)
+        return from_h2<T>(__hmax2_nan(to_h2<T>(a), to_h2<T>(b)));
+    else
+        return from_h2<T>(__hmax2(to_h2<T>(a), to_h2<T>(b)));
+}
+// Per half: 0xffff where a == b (IEEE: NaN never equal, -0 == +0), else 0.
+template <class T>
+__device__ __forceinline__ uint32_t eq2_mask(uint32_t a, uint32_t b) {
+    return __heq2_mask(to_h2<T>(a), to_h2<T>(b));
+}
+template <class T>
+__device__ __forceinline__ float lo_f(uint32_t u) {
+    return __low2float(to_h2<T>(u));
+}
+template <class T>
+__device__ __forceinline__ float hi_f(uint32_t u) {
+    return __high2float(to_h2<T>(u));
+}
+// Two floats rounded to nearest even (as Io<T>::out), packed lo, hi.
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    if constexpr (std::is_same<T, __half>::value)
+        return from_h2<T>(__floats2half2_rn(lo, hi));
+    else
+        return from_h2<T>(__floats2bfloat162_rn(lo, hi));
+}
+// The low (H = 0) or high (H = 1) halves of a and b, as (a.H, b.H): one PRMT.
+template <int H>
+__device__ __forceinline__ uint32_t halves(uint32_t a, uint32_t b) {
+    return __byte_perm(a, b, H ? 0x7632 : 0x5410);
+}
+__device__ __forceinline__ uint32_t ld_u32(const char* p) { return *reinterpret_cast<const uint32_t*>(p); }
+// v, hidden from the optimizer: a lane's loop-invariant values pass through it so that they
+// stay in registers instead of being recomputed every row (NVVM sinks them into the loop).
+__device__ __forceinline__ uint32_t opaque(uint32_t v) {
+    asm volatile("" : "+r"(v));
+    return v;
+}
+
+// x column pairs of the two windows at columns ws and ws + 2 (SW = 2): column pair pb + k,
+// k < NP, holds elements e[2k], e[2k + 1] counted from column 2 * pb = ws - PAR (PAR = ws
+// & 1 = pad & 1), so the window at ws is e[PAR ..] and the one at ws + 2 is e[PAR + 2 ..]
+// and its position j is (e[PAR + j], e[PAR + 2 + j]) = halves<(PAR + j) & 1>(pair (PAR +
+// j) / 2, the pair after it). Pairs outside the row read the clamped pair (0 .. W/2 - 1):
+// both of a pair's columns are in the row or neither (W even).
+template <int S, int PAR>
+struct ColPairs {
+    static constexpr int NP = (PAR + 2 + S + 1) / 2;  // 3x3: 3; 2x2: 2 (PAR 0) or 3
+    uint32_t off[NP];                                 // byte offsets in the row (clamped)
+    bool ok[NP];
+    __device__ __forceinline__ ColPairs(int ws, int w) {
+        const int pb = (ws - PAR) >> 1, wp = w >> 1;
+#pragma unroll
+        for (int k = 0; k < NP; ++k) {
+            const int pk = pb + k;
+            ok[k] = pk >= 0 && pk < wp;
+            off[k] = static_cast<uint32_t>(min(max(pk, 0), wp - 1)) * 4u;
+        }
+    }
+};
+template <int PAR, int J, int NP>
+__device__ __forceinline__ uint32_t window_pos(const uint32_t (&v)[NP]) {
+    return halves<(PAR + J) & 1>(v[(PAR + J) / 2], v[(PAR + J) / 2 + 1]);
+}
+
+// Forward, HALF / BFLOAT16 max, 3x3 / 2x2 at stride 2, W innermost: one thread computes
+// KH output rows of two adjacent columns (2q, 2q + 1). Its (KH - 1) * 2 + R input rows
+// are read as NP column pairs each (3x3: 27 4-byte loads for 8 outputs, against 27 2-byte
+// loads for 4 in pool_fwd_cols); each output row reduces its R rows pair by pair
+// (max.bf16x2), masks pairs outside the row, then its S window columns as PRMT'ed pairs:
+// both outputs of the row come out of one chain. Rows outside the input read the nearest
+// row inside, which lies in every window that holds the missing row and any input (the
+// max of a set is that of the set with a member repeated), so rows need no mask; a window
+// with no input gives 0 (pool_fwd_cols' rule). The max skipping NaNs and the propagating
+// one are pool_fwd_cols' fmaxf / max.NaN on exact 16-bit values: the same results.
+// Bytes: x + y (+ y if beta != 0), as pool_fwd_cols.
+// Ceilings at 128x256x56x56 bf16: 257 MB -> 0.061 ms at 4.2 TB/s; pool_fwd_cols<bf16>
+// issues ~120 instructions an output (SASS; 0.11 ms, 55% of copy), this ~40 (27 loads at
+// 3 instructions, ~30 an output row of two, setup): memory-bound, predicted 85-90% of
+// copy, as FLOAT's 91%.
+template <class T, bool kNan, int R, int PAR, int KH>
+__global__ void __launch_bounds__(kThreads, 4)
+    pool_fwd_pairs(Pool2d p, FastDiv div_a, FastDiv div_b, FastDiv div_c, uint32_t total, const T* __restrict__ x,
+                   T* __restrict__ y, float alpha, float beta, bool y_pairs) {
+    constexpr int S = R, NR = (KH - 1) * 2 + R;
+    using Cols = ColPairs<S, PAR>;
+    constexpr int NP = Cols::NP;
+    const uint32_t fill = kNan ? Half2Of<T>::kNegInf : Half2Of<T>::kNan;
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        // t = ((n * C + ch) * row blocks + rb) * column pairs + q
+        uint32_t n, ch, rb, q;
+        split4(t, div_a, div_b, div_c, &n, &ch, &rb, &q);
+        const int oh0 = static_cast<int>(rb) * KH;
+        const int hs = oh0 * 2 - p.ph, ws = static_cast<int>(q) * 4 - p.pw;
+        const Cols cols(ws, p.w);
+        // Whether each output's window holds an input column.
+        const bool c0 = ws < p.w && ws + S > 0, c1 = ws + 2 < p.w && ws + 2 + S > 0;
+        const char* xc = reinterpret_cast<const char*>(x + n * p.xs[0] + ch * p.xs[1]);
+        const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
+        uint32_t v[NR][NP];
+#pragma unroll
+        for (int r = 0; r < NR; ++r) {
+            const char* xr = xc + static_cast<uint32_t>(min(max(hs + r, 0), p.h - 1)) * xs2;
+#pragma unroll
+            for (int k = 0; k < NP; ++k) v[r][k] = ld_u32(xr + cols.off[k]);
+        }
+        const uint32_t ow = 2 * q;
+        const bool two = static_cast<int>(ow) + 1 < p.ow;
+#pragma unroll
+        for (int o = 0; o < KH; ++o) {
+            const int oh = oh0 + o;
+            if (oh >= p.oh) break;
+            uint32_t m[NP];
+#pragma unroll
+            for (int k = 0; k < NP; ++k) {
+                m[k] = v[o * 2][k];
+#pragma unroll
+                for (int i = 1; i < R; ++i) m[k] = max2<T, kNan>(m[k], v[o * 2 + i][k]);
+                m[k] = cols.ok[k] ? m[k] : fill;
+            }
+            uint32_t mm = max2<T, kNan>(window_pos<PAR, 0>(m), window_pos<PAR, 1>(m));
+            if constexpr (S == 3) mm = max2<T, kNan>(mm, window_pos<PAR, 2>(m));
+            const bool rows = hs + o * 2 < p.h && hs + o * 2 + R > 0;
+            float r0 = rows && c0 ? lo_f<T>(mm) : 0.0f, r1 = rows && c1 ? hi_f<T>(mm) : 0.0f;
+            T* yp = y + n * p.ys[0] + ch * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] + ow * p.ys[3];
+            if (y_pairs && two) {
+                float o0 = 0.0f, o1 = 0.0f;
+                if (beta != 0.0f) {
+                    const uint32_t u = ld_u32(reinterpret_cast<const char*>(yp));
+                    o0 = lo_f<T>(u);
+                    o1 = hi_f<T>(u);
+                }
+                // blend_store's arithmetic, element by element.
+                r0 = alpha * r0 + (beta != 0.0f ? beta * o0 : 0.0f);
+                r1 = alpha * r1 + (beta != 0.0f ? beta * o1 : 0.0f);
+                *reinterpret_cast<uint32_t*>(yp) = pack2<T>(r0, r1);
+            } else {
+                blend_store<T, 1>(yp, &r0, alpha, beta);
+                if (two) blend_store<T, 1>(yp + p.ys[3], &r1, alpha, beta);
+            }
+        }
+    }
+}
+
 // Max backward, 2-D, windows of at most 255 positions: one block per (n, group of cg
 // channels, band of bh dx rows). The block stages in shared memory the x rows its
 // windows read and the dy of the outputs covering its rows, computes each window's
@@ -1168,11 +1357,255 @@ Status launch_bwd_strips(const core::Handle& h, const core::PoolingBwdProblem& p
     return launched("cuda_pooling_bwd");
 }
 
+// Max backward, HALF / BFLOAT16 skipping NaNs, W innermost: pool_bwd_strips with two
+// window columns a lane. dx columns are cut into aligned pairs (2a, 2a + 1), one 4-byte
+// store a dx row; pair a's windows are columns a + h - HSP .. a + h (h = (pad + 1) / 2,
+// HSP = (S - 1 + PAR) / 2: 3x3 two windows, 2x2 one at even pad, two at odd), and its
+// element dj sits at column dj + 2 * (HSP - B) - PAR of the B-th (cell_gather's rule
+// with the cell start moved from 2 * ow - pad to the even column below it). Lane l of a
+// group of G lanes computes windows 2 * jw and 2 * jw + 1 (jw = seg * (G - HSP) - HSP + l;
+// lane 0 a halo when HSP = 1) and owns dx pairs 2 * jw - h and the next; the window left of its
+// pair comes from lane l - 1 by a shuffle, the row above is carried, as in
+// pool_bwd_strips. Both windows' argmax in one packed chain: their positions are PRMT'ed
+// pairs of the loaded column pairs, out-of-range positions are OR'ed to NaN, the max is
+// max.bf16x2 (skipping NaNs), and the first position equal to it a set.eq mask and a
+// LOP3 a position for both windows (window_argmax's rule: ties keep the first, a window
+// of NaNs gives its first position, kNoArg for none). dy is read element by element.
+// Bytes: x + dy + dx (+ dx if beta != 0).
+// A row of window pairs narrower than a warp takes a group of 8 or 16 lanes, several
+// planes a warp (W = 56: 15 lanes and the halo; 32 would leave half the warp idle), and
+// strips are up to 16 cell rows, cut evenly (56 rows: 2 strips of 15, 7% halo rows).
+// Ceilings at 128x256x56x56 bf16: 462 MB -> 0.110 ms (the bench's 2x + 2y: 111% of
+// copy); pool_bwd_strips<bf16> issued ~300 instructions a window (0.33 ms, 37% of copy,
+// as FLOAT's strips at 72%: instruction-bound), this ~135 (SASS: ~270 a row of two
+// windows, beta = 0): predicted ~80% of copy, still instruction-bound.
+struct PoolBwdPairs {
+    Pool2d p;
+    int cells_h, pairs_w, k, segs;  // pairs_w: window pairs a row (lanes that own dx); k: cell rows a strip
+    int lg;                         // lanes a group: 1 << lg (8, 16 or 32), 32 >> lg planes a warp
+    uint32_t planes;                // N * C
+    FastDiv div_segs, div_strips, div_c;
+    uint32_t warps;
+};
+
+template <class T, int R, int S, int PAR>
+__global__ void __launch_bounds__(kThreads)
+    pool_bwd_pairs(PoolBwdPairs t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                   float alpha, float beta) {
+    constexpr int HR = (R - 1) / 2, HSP = (S - 1 + PAR) / 2;
+    static_assert(HR <= 1 && HSP <= 1, "one halo row / window");
+    using Cols = ColPairs<S, PAR>;
+    constexpr int NP = Cols::NP;
+    constexpr uint32_t kNone = kNoArg * 0x10001u;
+    const Pool2d& p = t.p;
+    const int gl = 1 << t.lg;  // lanes a group
+    const int lane = static_cast<int>(threadIdx.x & (gl - 1)), group = static_cast<int>((threadIdx.x & 31) >> t.lg);
+    const uint32_t stride = (gridDim.x * blockDim.x) >> 5;
+    const int h = (p.pw + 1) >> 1, wp = p.w >> 1;
+    const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
+    const uint32_t zs2 = p.zs[2] * static_cast<uint32_t>(sizeof(T));
+    for (uint32_t wi = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; wi < t.warps; wi += stride) {
+        // wi = (pack * strips + strip) * segs + seg; group g of the warp takes plane
+        // pack * (32 >> lg) + g (a warp's groups share strip and segment: uniform loops).
+        const uint32_t q = t.div_segs.div(wi), seg_u = wi - q * t.div_segs.d;
+        const uint32_t pack = t.div_strips.div(q), strip_u = q - pack * t.div_strips.d;
+        const uint32_t plane = (pack << (5 - t.lg)) + static_cast<uint32_t>(group);
+        const bool valid = plane < t.planes;  // else: a clamped plane, nothing written
+        const uint32_t pc = valid ? plane : t.planes - 1, n = t.div_c.div(pc), c = pc - n * t.div_c.d;
+        const int jw = static_cast<int>(seg_u) * (gl - HSP) - HSP + lane;
+        const int w0 = 2 * jw, a0 = w0 - h;  // windows w0, w0 + 1; dx pairs a0, a0 + 1
+        const bool owns = valid && lane >= HSP && jw < t.pairs_w;
+        // Per half: whether the window exists (lane 0's left windows may not).
+        const uint32_t wok =
+            opaque((w0 >= 0 && w0 < p.ow ? 0xffffu : 0u) | (w0 + 1 >= 0 && w0 + 1 < p.ow ? 0xffff0000u : 0u));
+        // dy column offsets of the windows; dx byte offsets of the pairs this lane writes, or
+        // ~0u for none (outside the row, or not this lane's).
+        const uint32_t dyc0 = opaque(static_cast<uint32_t>(w0) * p.ys[3]);
+        uint32_t dxc[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            dxc[e] = opaque(owns && a0 + e >= 0 && a0 + e < wp ? static_cast<uint32_t>(a0 + e) * 4u : ~0u);
+        const int ws = w0 * 2 - p.pw;
+        const Cols cols(ws, p.w);
+        uint32_t coff[NP], cnan[NP];
+#pragma unroll
+        for (int k = 0; k < NP; ++k) {
+            coff[k] = opaque(cols.off[k]);
+            cnan[k] = opaque(cols.ok[k] ? 0u : Half2Of<T>::kNan);
+        }
+        // The first in-range column of each window (S: none).
+        const int s0 = max(0, -ws), s1 = max(0, -(ws + 2));
+        const int f0 = static_cast<int>(opaque(s0 < S && ws + s0 < p.w ? s0 : S));
+        const int f1 = static_cast<int>(opaque(s1 < S && ws + 2 + s1 < p.w ? s1 : S));
+        const int cr0 = static_cast<int>(strip_u) * t.k, cr1 = min(cr0 + t.k, t.cells_h);
+        const char* xb = reinterpret_cast<const char*>(x + n * p.xs[0] + c * p.xs[1]);
+        const T* dyp = dy + (n * p.ys[0] + c * p.ys[1] + dyc0);  // window w0's dy column
+        char* ob = reinterpret_cast<char*>(dx + n * p.zs[0] + c * p.zs[1]);
+        // Windows of the current row (HR) and the row above (0): slot 0 the left lane's
+        // second window, 1 and 2 this lane's.
+        int arg[HR + 1][3];
+        float dv[HR + 1][3];
+#pragma unroll
+        for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+            for (int b = 0; b < 3; ++b) {
+                arg[a][b] = kNoArg;
+                dv[a][b] = 0.0f;
+            }
+        for (int cr = cr0 - HR; cr < cr1; ++cr) {  // the same trip count in every lane
+            uint32_t apk = kNone;                  // the two windows' argmax, packed
+            float d0 = 0.0f, d1 = 0.0f;
+            if (cr >= 0 && cr < p.oh) {  // warp-uniform
+                const int hs = cr * 2 - p.ph;
+                uint32_t pos[R * S];
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const int ih = hs + r;
+                    const uint32_t rnan = ih >= 0 && ih < p.h ? 0u : Half2Of<T>::kNan;
+                    const char* xr = xb + static_cast<uint32_t>(min(max(ih, 0), p.h - 1)) * xs2;
+                    uint32_t v[NP];
+#pragma unroll
+                    for (int k = 0; k < NP; ++k) v[k] = ld_u32(xr + coff[k]) | rnan | cnan[k];
+                    pos[r * S + 0] = window_pos<PAR, 0>(v);
+                    pos[r * S + 1] = window_pos<PAR, 1>(v);
+                    if constexpr (S == 3) pos[r * S + 2] = window_pos<PAR, 2>(v);
+                }
+                uint32_t m = pos[0];
+#pragma unroll
+                for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, pos[l]);
+                // First in-range position of each window (rows: r0; kNoArg for none).
+                const int r0 = max(0, -hs);
+                const bool rany = r0 < R && hs + r0 < p.h;
+                const uint32_t first0 = rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg;
+                const uint32_t first1 = rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg;
+                apk = first0 | first1 << 16;
+                // A NaN max (only NaNs) equals nothing: the first position stays.
+#pragma unroll
+                for (int l = R * S - 1; l >= 0; --l) {
+                    const uint32_t eq = eq2_mask<T>(pos[l], m);
+                    apk = (apk & ~eq) | (eq & (static_cast<uint32_t>(l) * 0x10001u));
+                }
+                apk = (apk & wok) | (kNone & ~wok);
+                const T* dr = dyp + static_cast<uint32_t>(cr) * p.ys[2];
+                if (wok & 0xffffu) d0 = Io<T>::in(dr[0]);
+                if (wok >> 16) d1 = Io<T>::in(dr[p.ys[3]]);
+            }
+            if (HR == 1) {
+#pragma unroll
+                for (int b = 0; b < 3; ++b) {
+                    arg[0][b] = arg[HR][b];
+                    dv[0][b] = dv[HR][b];
+                }
+            }
+            arg[HR][1] = static_cast<int>(apk & 0xffffu);
+            arg[HR][2] = static_cast<int>(apk >> 16);
+            dv[HR][1] = d0;
+            dv[HR][2] = d1;
+            if (HSP == 1) {
+                arg[HR][0] = static_cast<int>(__shfl_up_sync(0xffffffffu, apk, 1, gl) >> 16);
+                dv[HR][0] = __shfl_up_sync(0xffffffffu, d1, 1, gl);
+            }
+            if (cr < cr0 || (dxc[0] & dxc[1]) == ~0u) continue;
+            // dx rows 2 cr - ph + di of pairs a0 + e: each element gathers the windows that
+            // chose it, in output order (rows A, then columns B), as cell_gather.
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                if (dxc[e] == ~0u) continue;
+#pragma unroll
+                for (int di = 0; di < 2; ++di) {
+                    const int ih = cr * 2 - p.ph + di;
+                    if (ih < 0 || ih >= p.h) continue;
+                    float acc[2] = {0.0f, 0.0f};
+#pragma unroll
+                    for (int A = 0; A < HR + 1; ++A)
+#pragma unroll
+                        for (int B = 0; B < HSP + 1; ++B) {
+                            const int lr = di + (HR - A) * 2;
+                            if (lr >= R) continue;
+                            const int slot = e + 1 - HSP + B;
+#pragma unroll
+                            for (int dj = 0; dj < 2; ++dj) {
+                                const int lc = dj + (HSP - B) * 2 - PAR;
+                                if (lc < 0 || lc >= S) continue;
+                                if (arg[A][slot] == lr * S + lc) acc[dj] += dv[A][slot];
+                            }
+                        }
+                    char* xp = ob + (static_cast<uint32_t>(ih) * zs2 + dxc[e]);
+                    float o0 = 0.0f, o1 = 0.0f;
+                    if (beta != 0.0f) {
+                        const uint32_t u = ld_u32(xp);
+                        o0 = lo_f<T>(u);
+                        o1 = hi_f<T>(u);
+                    }
+                    // blend_store's arithmetic, element by element.
+                    acc[0] = alpha * acc[0] + (beta != 0.0f ? beta * o0 : 0.0f);
+                    acc[1] = alpha * acc[1] + (beta != 0.0f ? beta * o1 : 0.0f);
+                    *reinterpret_cast<uint32_t*>(xp) = pack2<T>(acc[0], acc[1]);
+                }
+            }
+        }
+    }
+}
+
+template <class T, int R, int S, int PAR>
+Status launch_bwd_pairs(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
+    constexpr int HSP = (S - 1 + PAR) / 2;
+    PoolBwdPairs t;
+    t.p = p;
+    t.cells_h = (p.h - 1 + p.ph) / 2 + 1;
+    // dx pair a (< W / 2) belongs to the lane of windows 2 jw, 2 jw + 1 with jw = (a + h) / 2.
+    t.pairs_w = (p.w / 2 - 1 + (p.pw + 1) / 2) / 2 + 1;
+    // The narrowest group of lanes that holds a row (W = 56: 15 lanes + the halo, 16: two
+    // planes a warp instead of half a warp idle), else segments of 32.
+    t.lg = 5;
+    for (int lg = 3; lg < 5; ++lg)
+        if ((1 << lg) - HSP >= t.pairs_w) {
+            t.lg = lg;
+            break;
+        }
+    t.segs = (t.pairs_w + (1 << t.lg) - HSP - 1) / ((1 << t.lg) - HSP);
+    // Strips of at most 16 cell rows, as even as the height allows (the halo row a strip
+    // recomputes: 56 rows, 29 cell rows in 2 strips of 15: 7%).
+    const int strips = (t.cells_h + 15) / 16;
+    t.k = (t.cells_h + strips - 1) / strips;
+    const int nstrips = (t.cells_h + t.k - 1) / t.k;
+    t.planes = static_cast<uint32_t>(p.n) * static_cast<uint32_t>(p.c);
+    const int64_t packs = (static_cast<int64_t>(p.n) * p.c + (32 >> t.lg) - 1) / (32 >> t.lg);
+    const int64_t warps = packs * nstrips * t.segs;
+    if (warps == 0) return Status::ok();
+    if (warps * 32 >= (int64_t{1} << 32))
+        return core::make_status(CUDNN_STATUS_NOT_SUPPORTED,
+                                 "cudnnPoolingBackward: dx (n=%d c=%d h=%d w=%d) needs %lld threads, over 2^32", p.n,
+                                 p.c, p.h, p.w, static_cast<long long>(warps * 32));
+    t.warps = static_cast<uint32_t>(warps);
+    t.div_segs = FastDiv(static_cast<uint32_t>(t.segs));
+    t.div_strips = FastDiv(static_cast<uint32_t>(nstrips));
+    t.div_c = FastDiv(static_cast<uint32_t>(p.c));
+    pool_bwd_pairs<T, R, S, PAR><<<grid_for(warps * 32), kThreads, 0, h.stream>>>(
+        t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+        static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
+// The pair kernels' layout rule for a 4-D tensor: W stride 1, the other strides even,
+// W even, the pointer 4-byte aligned (every column pair an aligned 4-byte word in a row).
+inline bool pairs_fit(const TensorDesc& t, const void* ptr) {
+    return t.strides[3] == 1 && t.strides[0] % 2 == 0 && t.strides[1] % 2 == 0 && t.strides[2] % 2 == 0 &&
+           t.dims[3] % 2 == 0 && aligned_to(ptr, 4);
+}
+
 template <class T, int R, int S, int SH, int SW>
 Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
     constexpr int kV = 4;  // 16 bytes of FLOAT, 8 of HALF / BFLOAT16 (8 would take 80 registers)
     const bool c_inner = pb.dx.strides[1] == 1 && p.c > 1;
-    if (!c_inner) return launch_bwd_strips<T, R, S, SH, SW>(h, pb, p);
+    if (!c_inner) {
+        if constexpr (sizeof(T) == 2) {
+            // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs).
+            if (!p.prop && pairs_fit(pb.x, pb.x_data) && pairs_fit(pb.dx, pb.dx_data))
+                return p.pw % 2 ? launch_bwd_pairs<T, R, S, 1>(h, pb, p) : launch_bwd_pairs<T, R, S, 0>(h, pb, p);
+        }
+        return launch_bwd_strips<T, R, S, SH, SW>(h, pb, p);
+    }
     bool vec = p.c % kV == 0 && aligned_to(pb.x_data, sizeof(T) * kV) && aligned_to(pb.dy_data, sizeof(T) * kV) &&
                aligned_to(pb.dx_data, sizeof(T) * kV);
     for (const TensorDesc* d : {&pb.x, &pb.dy, &pb.dx}) {
@@ -1293,11 +1726,56 @@ Status launch_fwd_2d(const core::Handle& h, const core::PoolingFwdProblem& pf, c
     return launched("cuda_pooling_fwd");
 }
 
+// HALF / BFLOAT16 max, 3x3 / 2x2 at stride 2, W innermost: pool_fwd_pairs (two output
+// columns a thread). y is written in pairs when its layout allows, else element by element.
+template <class T>
+Status launch_fwd_pairs(const core::Handle& h, const core::PoolingFwdProblem& pf, const Pool2d& p) {
+    constexpr int kKH = 4;
+    const T* x = static_cast<const T*>(pf.x_data);
+    T* y = static_cast<T*>(pf.y_data);
+    const float alpha = static_cast<float>(pf.out.alpha), beta = static_cast<float>(pf.out.beta);
+    const bool y_pairs = pf.y.strides[3] == 1 && pf.y.strides[0] % 2 == 0 && pf.y.strides[1] % 2 == 0 &&
+                         pf.y.strides[2] % 2 == 0 && aligned_to(pf.y_data, 4);
+    const int rows = (p.oh + kKH - 1) / kKH, qw = (p.ow + 1) / 2;
+    OutSplit o;
+    o.total = static_cast<uint32_t>(static_cast<int64_t>(p.n) * p.c * rows * qw);
+    o.a = FastDiv(static_cast<uint32_t>(qw));
+    o.b = FastDiv(static_cast<uint32_t>(rows));
+    o.c = FastDiv(static_cast<uint32_t>(p.c));
+    auto go = [&](auto nan, auto r, auto par) {
+        constexpr bool kNan = decltype(nan)::value;
+        constexpr int R = decltype(r)::value, PAR = decltype(par)::value;
+        pool_fwd_pairs<T, kNan, R, PAR, kKH><<<grid_for(o.total), kThreads, 0, h.stream>>>(
+            p, o.a, o.b, o.c, o.total, x, y, alpha, beta, y_pairs);
+    };
+    auto by_par = [&](auto nan, auto r) {
+        if (p.pw % 2)
+            go(nan, r, std::integral_constant<int, 1>{});
+        else
+            go(nan, r, std::integral_constant<int, 0>{});
+    };
+    auto by_r = [&](auto nan) {
+        if (p.r == 3)
+            by_par(nan, std::integral_constant<int, 3>{});
+        else
+            by_par(nan, std::integral_constant<int, 2>{});
+    };
+    if (p.prop)
+        by_r(std::true_type{});
+    else
+        by_r(std::false_type{});
+    return launched("cuda_pooling_fwd");
+}
+
 template <class T>
 Status fwd_2d(const core::Handle& h, const core::PoolingFwdProblem& pf) {
     const Pool2d p = make_pool2d(pf.g, pf.x, pf.y, nullptr);
     if (static_cast<int64_t>(p.n) * p.c * p.oh * p.ow == 0) return Status::ok();
     const bool c_inner = pf.y.strides[1] == 1 && p.c > 1;
+    if constexpr (sizeof(T) == 2) {
+        const bool is_max = p.mode == CUDNN_POOLING_MAX || p.mode == CUDNN_POOLING_MAX_DETERMINISTIC;
+        if (!c_inner && is_max && fixed_window(p) && pairs_fit(pf.x, pf.x_data)) return launch_fwd_pairs<T>(h, pf, p);
+    }
     if (!c_inner) return launch_fwd_2d<T, 1, false>(h, pf, p);
     if (channel_vec<T>({&pf.x, &pf.y}, {pf.x_data, pf.y_data}) > 1)
         return launch_fwd_2d<T, Io<T>::kVec, true>(h, pf, p);
