@@ -352,10 +352,17 @@ TEST_F(GpuOps, SoftmaxMatchesCpu) {
         const char* layout;
         cudnnSoftmaxMode_t mode;
         const char* path;
+        int offset = 0;  // scalars every pointer is moved by (misaligned 16-bit pairs)
     };
     const Shape shapes[] = {
-        {{2, 37, 9, 11}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column tile, tail"},
-        {{3, 64, 8, 8}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column tile"},
+        // Register column kernels (FLOAT / HALF / BFLOAT16, C <= 256; DOUBLE takes the
+        // shared-memory tile): odd H*W (one position a lane), even H*W (16-bit pairs) with a
+        // partial last tile, every slot used (C = 64, 256) or not (37, 100), misaligned pairs.
+        {{2, 37, 9, 11}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column registers, odd inner, tail"},
+        {{3, 64, 8, 8}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column registers, small slots full"},
+        {{2, 256, 6, 10}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column registers, large slots full, tail"},
+        {{2, 100, 5, 6}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column registers, large slots partial"},
+        {{2, 256, 4, 8}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column registers, misaligned", 1},
         {{2, 300, 3, 5}, "nchw", CUDNN_SOFTMAX_MODE_CHANNEL, "column tile over 48 KiB of shared memory"},
         {{2, 37, 9, 11}, "nhwc", CUDNN_SOFTMAX_MODE_CHANNEL, "row warp, scalar"},
         {{4, 64, 5, 3}, "nhwc", CUDNN_SOFTMAX_MODE_CHANNEL, "row warp, vectors"},
@@ -377,10 +384,10 @@ TEST_F(GpuOps, SoftmaxMatchesCpu) {
                 for (int variant = 0; variant < 2; ++variant) {
                     const Scalars sc(variant ? 1.5 : 1.0, variant ? 0.5 : 0.0, 0, dt);
                     Tensor x, y, dy, dx;
-                    make(x, dt, s.dims, s.layout);
-                    make(y, dt, s.dims, s.layout);
-                    make(dy, dt, s.dims, s.layout);
-                    make(dx, dt, s.dims, s.layout);
+                    make(x, dt, s.dims, s.layout, s.offset);
+                    make(y, dt, s.dims, s.layout, s.offset);
+                    make(dy, dt, s.dims, s.layout, s.offset);
+                    make(dx, dt, s.dims, s.layout, s.offset);
                     fill(x, -6, 6, rng);
                     fill(dy, -1, 1, rng);
                     if (variant) fill(y, -1, 1, rng), fill(dx, -1, 1, rng);
@@ -392,11 +399,12 @@ TEST_F(GpuOps, SoftmaxMatchesCpu) {
                     });
                     // Backward from a valid forward result (computed on the CPU, shared by both).
                     Tensor yv;
-                    make(yv, dt, s.dims, s.layout);
+                    make(yv, dt, s.dims, s.layout, s.offset);
                     poison(yv);
                     const Scalars one(1, 0, 0, dt);
-                    ASSERT_OK(cudnnSoftmaxForward(cpu, algo, s.mode, one[0], x.desc, x.bytes.data(), one[1], yv.desc,
-                                                  yv.bytes.data()));
+                    const size_t shift = s.offset * scalar_size(dt);
+                    ASSERT_OK(cudnnSoftmaxForward(cpu, algo, s.mode, one[0], x.desc, x.bytes.data() + shift, one[1],
+                                                  yv.desc, yv.bytes.data() + shift));
                     compare(what + " bwd", {&yv, &dy, &dx}, {2}, 2e-5,
                             [&](cudnnHandle_t h, std::vector<void*>& p, std::vector<void*>&) {
                                 return cudnnSoftmaxBackward(h, algo, s.mode, sc[0], yv.desc, p[0], dy.desc, p[1], sc[1],
