@@ -29,7 +29,9 @@
 //   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
 // HALF / BFLOAT16 max with W innermost and even W (3x3 / 2x2 at stride 2) take the pair
 // kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
-// the backward only when NaNs are skipped). The kernels above remain for 1-D and 3-D+,
+// the backward only when NaNs are skipped); with C innermost, C a multiple of 8 and NaNs
+// skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
+// cell_gather8). The kernels above remain for 1-D and 3-D+,
 // DOUBLE, INT8, average backward and windows over 255 positions.
 //
 // Ceilings at 128x256x56x56, 3x3 window, stride 2, pad 1 (y 128x256x28x28), 4.2 TB/s:
@@ -677,12 +679,14 @@ struct Half2Of<__half> {
     using type = __half2;
     static constexpr uint32_t kNan = 0x7e007e00u;     // OR'ed into a pair: both halves NaN
     static constexpr uint32_t kNegInf = 0xfc00fc00u;
+    static constexpr uint32_t kOne = 0x3c00u;         // 1.0, one half
 };
 template <>
 struct Half2Of<__nv_bfloat16> {
     using type = __nv_bfloat162;
     static constexpr uint32_t kNan = 0x7fc07fc0u;
     static constexpr uint32_t kNegInf = 0xff80ff80u;
+    static constexpr uint32_t kOne = 0x3f80u;
 };
 
 template <class T>
@@ -710,13 +714,21 @@ template <class T>
 __device__ __forceinline__ uint32_t eq2_mask(uint32_t a, uint32_t b) {
     return __heq2_mask(to_h2<T>(a), to_h2<T>(b));
 }
+// The low / high half as float. BFLOAT16 is the top half of a float: one shift or AND
+// (__high2float takes a PRMT and a shift).
 template <class T>
 __device__ __forceinline__ float lo_f(uint32_t u) {
-    return __low2float(to_h2<T>(u));
+    if constexpr (std::is_same<T, __half>::value)
+        return __low2float(to_h2<T>(u));
+    else
+        return __uint_as_float(u << 16);
 }
 template <class T>
 __device__ __forceinline__ float hi_f(uint32_t u) {
-    return __high2float(to_h2<T>(u));
+    if constexpr (std::is_same<T, __half>::value)
+        return __high2float(to_h2<T>(u));
+    else
+        return __uint_as_float(u & 0xffff0000u);
 }
 // Two floats rounded to nearest even (as Io<T>::out), packed lo, hi.
 template <class T>
@@ -1120,6 +1132,180 @@ __device__ __forceinline__ void cell_gather(const Pool2d& p, char* xc, int cr, i
     }
 }
 
+// ---- HALF / BFLOAT16 cells, channels innermost: eight channels a thread in packed pairs ----
+//
+// With V = 4 and every channel in float (window_argmax / cell_gather above) a 16-bit
+// element costs FLOAT's instructions for half its bytes: at 128x256x56x56, 3x3 / 2, pad 1
+// the kernel ran 0.234 ms (bench 52% of copy) against FLOAT's 0.271 ms (91%). Its ceilings
+// there (4.2 TB/s; the H200's ~3.3e13 lane-instructions a second at full issue):
+//   bytes         x + dy + dx = 462 MB                                  -> 0.110 ms
+//   instructions  SASS (beta = 0, all in range): ~330 a window item of 4 channels (9
+//                 16-bit -> float converts, masks, fmaxf and the compare / select chain
+//                 a channel) and ~270 a cell item of 4 channels x 4 elements; with the
+//                 27% halo windows, ~43 an element of dx -> 0.134 ms at full issue; the
+//                 0.234 measured is ~57% of full issue: instruction-bound.
+// With V = 8 packed (16-byte loads and stores; max.{bf16x2,f16x2} and the equality masks
+// two channels an instruction, no conversion in phase 1; phase 2 one setp for two channels
+// and a predicated add a channel and window): SASS ~255 a window item and ~390 a cell item
+// of 8 channels (bf16 3x3, 59 registers): ~22 an element -> 0.069 ms at full issue, 0.12
+// at the old kernel's 57%. Predicted 0.13-0.15 ms (bench 82-94% of copy): the bytes and
+// the instructions about even, FLOAT's 0.271 ms unchanged (V = 4, the same code).
+//
+// Phase 1 keeps a window's argmax as a 16-bit label per channel: position l as the 16-bit
+// float kOne + l (1 + l / 128 in BFLOAT16, 1 + l / 1024 in HALF): a normal number, exact and
+// distinct for every l <= 255 (kNoArg included), so that phase 2 tests two channels'
+// labels against a position with one packed float compare. NaN-propagating windows keep
+// the float path (V = 4).
+template <class T>
+__host__ __device__ constexpr uint32_t label2(int l) {
+    return (Half2Of<T>::kOne + static_cast<uint32_t>(l)) * 0x10001u;
+}
+
+// lo += dlo where the low labels of lab and want are equal, hi += dhi where the high ones
+// are: one setp.{f16x2,bf16x2} (two predicates) and two predicated adds. Labels are never
+// NaN, so the float compare is the bit compare. setp.bf16x2 needs sm_90; older targets
+// take the mask.
+template <class T>
+__device__ __forceinline__ void add_where_eq2(float& lo, float& hi, uint32_t lab, uint32_t want, float dlo,
+                                              float dhi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    constexpr bool kSetp = true;
+#else
+    constexpr bool kSetp = std::is_same<T, __half>::value;
+#endif
+    if constexpr (kSetp && std::is_same<T, __half>::value) {
+        asm("{\n\t.reg .pred p, q;\n\tsetp.eq.f16x2 p|q, %2, %3;\n\t"
+            "@p add.f32 %0, %0, %4;\n\t@q add.f32 %1, %1, %5;\n\t}"
+            : "+f"(lo), "+f"(hi)
+            : "r"(lab), "r"(want), "f"(dlo), "f"(dhi));
+    } else if constexpr (kSetp) {
+        asm("{\n\t.reg .pred p, q;\n\tsetp.eq.bf16x2 p|q, %2, %3;\n\t"
+            "@p add.f32 %0, %0, %4;\n\t@q add.f32 %1, %1, %5;\n\t}"
+            : "+f"(lo), "+f"(hi)
+            : "r"(lab), "r"(want), "f"(dlo), "f"(dhi));
+    } else {
+        const uint32_t eq = eq2_mask<T>(lab, want);
+        if (eq & 0xffffu) lo += dlo;
+        if (eq >> 16) hi += dhi;
+    }
+}
+
+// window_argmax for 8 channels of HALF / BFLOAT16, NaNs skipped, as 4 pairs of labels
+// (label2): the same rules (ties keep the first position, NaNs skipped, a window of NaNs
+// gives its first position, kNoArg for a window holding no input) on exact 16-bit values,
+// two channels an instruction. Out-of-range positions read a clamped address and are OR'ed
+// to NaN (a pair an instruction, folded into the row and column masks), so the max skips
+// them and they equal nothing; the max is __hmax2 (fmaxf's rule), the argmax the first
+// position equal to it (IEEE equality: -0 == +0, as the float path).
+template <class T, int R, int S>
+__device__ __forceinline__ void window_argmax8(const Pool2d& p, const char* xb, int hs, int ws, uint32_t (&lab)[4]) {
+    uint32_t col[S], cnan[S];
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        const int iw = ws + s;
+        const bool ok = iw >= 0 && iw < p.w;
+        col[s] = (ok ? static_cast<uint32_t>(iw) : 0u) * (p.xs[3] * static_cast<uint32_t>(sizeof(T)));
+        cnan[s] = ok ? 0u : Half2Of<T>::kNan;
+    }
+    const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
+    uint32_t v[R * S][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int ih = hs + r;
+        const bool ok = ih >= 0 && ih < p.h;
+        const char* xr = xb + (ok ? static_cast<uint32_t>(ih) : 0u) * xs2;
+        const uint32_t rnan = ok ? 0u : Half2Of<T>::kNan;
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            const uint4 u = *reinterpret_cast<const uint4*>(xr + col[s]);
+            v[r * S + s][0] = u.x | rnan | cnan[s];
+            v[r * S + s][1] = u.y | rnan | cnan[s];
+            v[r * S + s][2] = u.z | rnan | cnan[s];
+            v[r * S + s][3] = u.w | rnan | cnan[s];
+        }
+    }
+    const int r0 = max(0, -hs), s0 = max(0, -ws);
+    const int first = r0 < R && hs + r0 < p.h && s0 < S && ws + s0 < p.w ? r0 * S + s0 : static_cast<int>(kNoArg);
+    const uint32_t lfirst = label2<T>(first);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        uint32_t m = v[0][j];
+#pragma unroll
+        for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, v[l][j]);
+        // A NaN max (only NaNs, or no input) equals nothing: the first position stays.
+        uint32_t a = lfirst;
+#pragma unroll
+        for (int l = R * S - 1; l >= 0; --l) {
+            const uint32_t eq = eq2_mask<T>(v[l][j], m);
+            a = (a & ~eq) | (eq & label2<T>(l));
+        }
+        lab[j] = a;
+    }
+}
+
+// cell_gather for 8 channels of HALF / BFLOAT16: lab / dv hold the 4 label pairs and the 4
+// dy pairs of each covering window. The sums are float, in output order (as cell_gather:
+// the same result); dx is written as one 16-byte vector an element.
+template <class T, int R, int S, int SH, int SW>
+__device__ __forceinline__ void cell_gather8(const Pool2d& p, char* xc, int cr, int cc,
+                                             const uint32_t (&lab)[(R - 1) / SH + 1][(S - 1) / SW + 1][4],
+                                             const uint32_t (&dv)[(R - 1) / SH + 1][(S - 1) / SW + 1][4],
+                                             float alpha, float beta) {
+    constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
+    const uint32_t zs2 = p.zs[2] * static_cast<uint32_t>(sizeof(T)), zs3 = p.zs[3] * static_cast<uint32_t>(sizeof(T));
+    // dy as float once, ahead of the elements' branches (else each element converts the
+    // windows it reads again: 72 converts a cell instead of 32 for 3x3).
+    float df[HR + 1][HS + 1][8];
+#pragma unroll
+    for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+        for (int b = 0; b < HS + 1; ++b)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                df[a][b][2 * j] = lo_f<T>(dv[a][b][j]);
+                df[a][b][2 * j + 1] = hi_f<T>(dv[a][b][j]);
+            }
+#pragma unroll
+    for (int di = 0; di < SH; ++di) {
+        const int ih = cr * SH - p.ph + di;
+        if (ih < 0 || ih >= p.h) continue;
+#pragma unroll
+        for (int dj = 0; dj < SW; ++dj) {
+            const int iw = cc * SW - p.pw + dj;
+            if (iw < 0 || iw >= p.w) continue;
+            float acc[8];
+#pragma unroll
+            for (int k = 0; k < 8; ++k) acc[k] = 0.0f;
+#pragma unroll
+            for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+                for (int b = 0; b < HS + 1; ++b) {
+                    const int lr = di + (HR - a) * SH, lc = dj + (HS - b) * SW;
+                    if (lr >= R || lc >= S) continue;
+#pragma unroll
+                    for (int j = 0; j < 4; ++j)
+                        add_where_eq2<T>(acc[2 * j], acc[2 * j + 1], lab[a][b][j], label2<T>(lr * S + lc),
+                                         df[a][b][2 * j], df[a][b][2 * j + 1]);
+                }
+            char* xp = xc + (static_cast<uint32_t>(ih) * zs2 + static_cast<uint32_t>(iw) * zs3);
+            uint32_t old[4] = {0u, 0u, 0u, 0u};
+            if (beta != 0.0f) {
+                const uint4 u = *reinterpret_cast<const uint4*>(xp);
+                old[0] = u.x, old[1] = u.y, old[2] = u.z, old[3] = u.w;
+            }
+            uint32_t out[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                // blend_store's arithmetic, element by element.
+                const float r0 = alpha * acc[2 * j] + (beta != 0.0f ? beta * lo_f<T>(old[j]) : 0.0f);
+                const float r1 = alpha * acc[2 * j + 1] + (beta != 0.0f ? beta * hi_f<T>(old[j]) : 0.0f);
+                out[j] = pack2<T>(r0, r1);
+            }
+            *reinterpret_cast<uint4*>(xp) = make_uint4(out[0], out[1], out[2], out[3]);
+        }
+    }
+}
+
 // Max backward, 2-D, the common windows fixed at compile time (3x3 and 2x2 at stride 2).
 // dx is cut into cells: cell (cr, cc) holds the dx elements whose last covering window
 // is output (cr, cc), rows cr * SH - PH .. + SH - 1 and columns likewise (the cells past
@@ -1149,17 +1335,29 @@ struct PoolBwdCells {
     uint32_t units;
 };
 
+// V = 8 on HALF / BFLOAT16 (NaNs skipped): the packed pairs above, a 16-bit label a channel.
+template <class T, int V>
+constexpr bool kCellsPacked = sizeof(T) == 2 && V == 8;
+// Shared-memory bytes a window channel: dy (T) and the argmax (a byte, or a 16-bit label).
+template <class T, int V>
+constexpr size_t kCellsBytes = sizeof(T) + (kCellsPacked<T, V> ? 2 : 1);
+
 template <class T, int V, int R, int S, int SH, int SW>
 __global__ void __launch_bounds__(kThreads)
     pool_bwd_cells(PoolBwdCells t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx, float alpha,
                    float beta) {
     constexpr int HR = (R - 1) / SH, HS = (S - 1) / SW;
+    constexpr bool kPacked = kCellsPacked<T, V>;
+    static_assert(V <= 4 || kPacked, "8 channels a thread only packed");
     extern __shared__ __align__(16) unsigned char pool_smem[];
     const Pool2d& p = t.p;
     const int nwr = t.tch + HR, nwc = t.tcw + HS;
     const uint32_t nwin = static_cast<uint32_t>(nwr * nwc * t.tcv);
     T* dys = reinterpret_cast<T*>(pool_smem);                          // [window][V]
     uint8_t* args = reinterpret_cast<uint8_t*>(dys + nwin * V);       // [window][V]
+    // Packed: the same dy, then 16-byte vectors of 8 labels.
+    uint4* dys8 = reinterpret_cast<uint4*>(pool_smem);
+    uint4* labs8 = dys8 + nwin;
     for (uint32_t u = blockIdx.x; u < t.units; u += gridDim.x) {
         // u = ((n * tiles_h + th) * tiles_w + tw) * tiles_c + tcg
         uint32_t n, th, tw, tcg;
@@ -1176,24 +1374,42 @@ __global__ void __launch_bounds__(kThreads)
             const int wc = static_cast<int>(qi - wr * t.div_wc.d);
             const int oh = cr0 - HR + static_cast<int>(wr), ow = cc0 - HS + wc;
             const int ch = (cv0 + cv) * V;
-            int arg[V];
-            float dv[V];
+            if constexpr (kPacked) {
+                constexpr uint32_t kNone = label2<T>(kNoArg);
+                uint4 d = make_uint4(0u, 0u, 0u, 0u), l = make_uint4(kNone, kNone, kNone, kNone);
+                if (oh >= 0 && oh < p.oh && ow >= 0 && ow < p.ow && ch < p.c) {
+                    d = *reinterpret_cast<const uint4*>(dn + static_cast<uint32_t>(ch) * p.ys[1] +
+                                                        static_cast<uint32_t>(oh) * p.ys[2] +
+                                                        static_cast<uint32_t>(ow) * p.ys[3]);
+                    uint32_t a[4];
+                    window_argmax8<T, R, S>(p,
+                                            reinterpret_cast<const char*>(xn + static_cast<uint32_t>(ch) * p.xs[1]),
+                                            oh * SH - p.ph, ow * SW - p.pw, a);
+                    l = make_uint4(a[0], a[1], a[2], a[3]);
+                }
+                dys8[i] = d;
+                labs8[i] = l;
+            } else {
+                int arg[V];
+                float dv[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                arg[k] = kNoArg;
-                dv[k] = 0.0f;
-            }
-            if (oh >= 0 && oh < p.oh && ow >= 0 && ow < p.ow && ch < p.c) {
-                load_c<T, V>(dn + static_cast<uint32_t>(ch) * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] +
-                                 static_cast<uint32_t>(ow) * p.ys[3],
-                             dv);
-                window_argmax<T, V, R, S>(p, reinterpret_cast<const char*>(xn + static_cast<uint32_t>(ch) * p.xs[1]),
-                                          oh * SH - p.ph, ow * SW - p.pw, arg);
-            }
+                for (int k = 0; k < V; ++k) {
+                    arg[k] = kNoArg;
+                    dv[k] = 0.0f;
+                }
+                if (oh >= 0 && oh < p.oh && ow >= 0 && ow < p.ow && ch < p.c) {
+                    load_c<T, V>(dn + static_cast<uint32_t>(ch) * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] +
+                                     static_cast<uint32_t>(ow) * p.ys[3],
+                                 dv);
+                    window_argmax<T, V, R, S>(p,
+                                              reinterpret_cast<const char*>(xn + static_cast<uint32_t>(ch) * p.xs[1]),
+                                              oh * SH - p.ph, ow * SW - p.pw, arg);
+                }
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                dys[i * V + k] = Io<T>::out(dv[k]);
-                args[i * V + k] = static_cast<uint8_t>(arg[k]);
+                for (int k = 0; k < V; ++k) {
+                    dys[i * V + k] = Io<T>::out(dv[k]);
+                    args[i * V + k] = static_cast<uint8_t>(arg[k]);
+                }
             }
         }
         __syncthreads();
@@ -1208,21 +1424,36 @@ __global__ void __launch_bounds__(kThreads)
             const int cr = cr0 + static_cast<int>(crl), cc = cc0 + ccl;
             const int ch = (cv0 + cv) * V;
             if (cr >= t.cells_h || cc >= t.cells_w || ch >= p.c) continue;
-            int arg[HR + 1][HS + 1][V];
-            float dv[HR + 1][HS + 1][V];
+            if constexpr (kPacked) {
+                uint32_t lab[HR + 1][HS + 1][4], dv[HR + 1][HS + 1][4];
 #pragma unroll
-            for (int a = 0; a < HR + 1; ++a)
+                for (int a = 0; a < HR + 1; ++a)
 #pragma unroll
-                for (int b = 0; b < HS + 1; ++b) {
-                    const uint32_t w = ((crl + a) * nwc + ccl + b) * t.tcv + cv;
-#pragma unroll
-                    for (int k = 0; k < V; ++k) {
-                        arg[a][b][k] = args[w * V + k];
-                        dv[a][b][k] = Io<T>::in(dys[w * V + k]);
+                    for (int b = 0; b < HS + 1; ++b) {
+                        const uint32_t w = ((crl + a) * nwc + ccl + b) * t.tcv + cv;
+                        const uint4 l = labs8[w], d = dys8[w];
+                        lab[a][b][0] = l.x, lab[a][b][1] = l.y, lab[a][b][2] = l.z, lab[a][b][3] = l.w;
+                        dv[a][b][0] = d.x, dv[a][b][1] = d.y, dv[a][b][2] = d.z, dv[a][b][3] = d.w;
                     }
-                }
-            cell_gather<T, V, R, S, SH, SW>(p, reinterpret_cast<char*>(xo + static_cast<uint32_t>(ch) * p.zs[1]), cr, cc, arg,
-                                            dv, alpha, beta);
+                cell_gather8<T, R, S, SH, SW>(p, reinterpret_cast<char*>(xo + static_cast<uint32_t>(ch) * p.zs[1]), cr,
+                                              cc, lab, dv, alpha, beta);
+            } else {
+                int arg[HR + 1][HS + 1][V];
+                float dv[HR + 1][HS + 1][V];
+#pragma unroll
+                for (int a = 0; a < HR + 1; ++a)
+#pragma unroll
+                    for (int b = 0; b < HS + 1; ++b) {
+                        const uint32_t w = ((crl + a) * nwc + ccl + b) * t.tcv + cv;
+#pragma unroll
+                        for (int k = 0; k < V; ++k) {
+                            arg[a][b][k] = args[w * V + k];
+                            dv[a][b][k] = Io<T>::in(dys[w * V + k]);
+                        }
+                    }
+                cell_gather<T, V, R, S, SH, SW>(p, reinterpret_cast<char*>(xo + static_cast<uint32_t>(ch) * p.zs[1]),
+                                                cr, cc, arg, dv, alpha, beta);
+            }
         }
         __syncthreads();  // the shared windows are reused by the next unit
     }
@@ -1256,7 +1487,7 @@ Status launch_bwd_cells(const core::Handle& h, const core::PoolingBwdProblem& pb
     t.div_v = FastDiv(static_cast<uint32_t>(t.tcv));
     t.div_wc = FastDiv(static_cast<uint32_t>(t.tcw + HS));
     t.div_cw = FastDiv(static_cast<uint32_t>(t.tcw));
-    const size_t smem = static_cast<size_t>((t.tch + HR) * (t.tcw + HS) * t.tcv) * V * (sizeof(T) + 1);
+    const size_t smem = static_cast<size_t>((t.tch + HR) * (t.tcw + HS) * t.tcv) * V * kCellsBytes<T, V>;
     pool_bwd_cells<T, V, R, S, SH, SW><<<std::min<uint32_t>(t.units, 1u << 30), kThreads, smem, h.stream>>>(
         t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
         static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
@@ -1596,7 +1827,9 @@ inline bool pairs_fit(const TensorDesc& t, const void* ptr) {
 
 template <class T, int R, int S, int SH, int SW>
 Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
-    constexpr int kV = 4;  // 16 bytes of FLOAT, 8 of HALF / BFLOAT16 (8 would take 80 registers)
+    // 16 bytes of FLOAT; HALF / BFLOAT16: 16 bytes packed when NaNs are skipped, else 8 (the
+    // float path with 8 channels would take 80 registers).
+    constexpr int kV = 4;
     const bool c_inner = pb.dx.strides[1] == 1 && p.c > 1;
     if (!c_inner) {
         if constexpr (sizeof(T) == 2) {
@@ -1606,14 +1839,21 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
         }
         return launch_bwd_strips<T, R, S, SH, SW>(h, pb, p);
     }
-    bool vec = p.c % kV == 0 && aligned_to(pb.x_data, sizeof(T) * kV) && aligned_to(pb.dy_data, sizeof(T) * kV) &&
-               aligned_to(pb.dx_data, sizeof(T) * kV);
-    for (const TensorDesc* d : {&pb.x, &pb.dy, &pb.dx}) {
-        vec = vec && d->strides[1] == 1;
-        for (int i = 0; i < 4; ++i)
-            if (i != 1) vec = vec && d->strides[i] % kV == 0;
+    // Whether every tensor holds whole aligned vectors of v channels.
+    auto fits = [&](int v) {
+        bool ok = p.c % v == 0 && aligned_to(pb.x_data, sizeof(T) * v) && aligned_to(pb.dy_data, sizeof(T) * v) &&
+                  aligned_to(pb.dx_data, sizeof(T) * v);
+        for (const TensorDesc* d : {&pb.x, &pb.dy, &pb.dx}) {
+            ok = ok && d->strides[1] == 1;
+            for (int i = 0; i < 4; ++i)
+                if (i != 1) ok = ok && d->strides[i] % v == 0;
+        }
+        return ok;
+    };
+    if constexpr (sizeof(T) == 2) {
+        if (!p.prop && fits(8)) return launch_bwd_cells<T, 8, R, S, SH, SW>(h, pb, p);
     }
-    if (vec) return launch_bwd_cells<T, kV, R, S, SH, SW>(h, pb, p);
+    if (fits(kV)) return launch_bwd_cells<T, kV, R, S, SH, SW>(h, pb, p);
     return launch_bwd_cells<T, 1, R, S, SH, SW>(h, pb, p);
 }
 
