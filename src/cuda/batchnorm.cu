@@ -9,6 +9,8 @@
 //           divisible by V); apply: each thread a fixed chunk of V channels (its
 //           coefficients in registers) over a stride of rows
 //   generic any strides, either mode: per-element index arithmetic
+//   fused   packed NCHW training / backward in one launch (fused_nchw; ODNN_BN_FUSED=on
+//           only: measured slower than the three passes, see there)
 // Statistics use a two-level reduction: partial sums per (slice, feature) in the
 // workspace (doubles, accumulated from float partials, shifted by a sample of the
 // feature so large means do not cancel), then one thread per feature adds the slices
@@ -22,8 +24,11 @@
 //                           + T when savedMean / savedInvVariance are NULL)
 // plus O(features * slices) bytes of partial sums.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/cuda_runtime.hpp"
+#include "core/dtype.hpp"
 #include "core/elem_access.hpp"
 #include "core/knob.hpp"
 #include "core/norm_math.hpp"
@@ -95,10 +100,40 @@ struct Plan {
     Layout layout = Layout::generic;
     int64_t F = 0, M = 0;
     int P = 1;
-    size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, bytes = 0;
+    // Packed NCHW training and backward: statistics and apply in one launch (fused_nchw),
+    // G channels a group, NG groups, P slices a channel.
+    bool fused = false;
+    int G = 1, NG = 1;
+    size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, off_sync = 0, bytes = 0;
 };
 
-Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> others, const TensorDesc& x) {
+// Whether packed NCHW statistics + apply run fused (fused_nchw), for tensors the
+// statistics read (`stat_tensors` of them) larger than the L2, where the three-pass apply
+// reads them from DRAM again. Only with ODNN_BN_FUSED=on for now (the GPU suite runs it):
+// on the H200 the fused launch measured slower than three passes at 128x256x56x56
+// (training forward f32 0.355 against 0.313 ms, bf16 0.323 against 0.184; backward 0.56
+// / 0.37 against 0.50 / 0.29), though it moves 2T / 3T of DRAM traffic against 3T / 5T:
+// its tiles lose more to their reductions, counters and waits than the L2 saves.
+bool fused_wanted(int64_t stat_bytes) {
+    static const bool force_on = core::knob_is("ODNN_BN_FUSED", "on");
+    return force_on && stat_bytes > 0;
+}
+
+// Bytes of statistics-pass data a fused group holds (ODNN_BN_GROUP_KB, a tuning knob):
+// two groups and the writes between them must stay in the L2.
+int64_t fused_group_bytes() {
+    static const int64_t kb = [] {
+        const char* e = std::getenv("ODNN_BN_GROUP_KB");
+        const long v = e ? std::atol(e) : 0;
+        return v > 0 ? static_cast<int64_t>(v) : int64_t{12} << 10;
+    }();
+    return kb << 10;
+}
+
+// stat_tensors: how many tensors of x's size the statistics pass reads (training 1,
+// backward 2, 3 with an activation); 0 where no statistics are gathered (inference).
+Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> others, const TensorDesc& x,
+               int stat_tensors) {
     Plan pl;
     const NormGeometry& g = k.g;
     pl.F = g.features();
@@ -125,6 +160,19 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
             break;
     }
     pl.P = static_cast<int>(std::min<int64_t>(p, kMaxSlices));
+    const int64_t elt = core::dtype_bits(k.dtype) / 8;
+    const int64_t chan_bytes = g.n * g.s * elt;  // one tensor's bytes of one channel
+    if (pl.layout == Layout::nchw && stat_tensors > 0 && fused_wanted(chan_bytes * g.c * stat_tensors)) {
+        pl.fused = true;
+        pl.P = static_cast<int>(clamp64(ceil_div(chan_bytes, 32 << 10), 1, kMaxSlices));  // ~32 KB tiles
+        pl.G = static_cast<int>(clamp64(fused_group_bytes() / (chan_bytes * stat_tensors), 1, g.c));
+        pl.NG = static_cast<int>(ceil_div(g.c, pl.G));
+        // Tile indices are 32-bit; the per-channel vector index too (as stats_nchw's).
+        if (2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P >= (int64_t{1} << 31) || chan_bytes >= (int64_t{1} << 32)) {
+            pl.fused = false;
+            pl.P = static_cast<int>(std::min<int64_t>(p, kMaxSlices));
+        }
+    }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;
     pl.off_a = off;
@@ -137,6 +185,8 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
     off = align256(off + f8);
     pl.off_coef = off;
     off = align256(off + 5 * f8);  // five coefficient arrays, sized for double
+    pl.off_sync = off;
+    if (pl.fused) off = align256(off + sizeof(unsigned) * (1 + static_cast<size_t>(pl.NG)));
     pl.bytes = off + 256;           // room to align a caller's workspace pointer
     return pl;
 }
@@ -190,26 +240,20 @@ __device__ __forceinline__ void contrib(C x, C dy, C y, bool has_act, const Norm
 
 // ---- Statistics: packed NCHW, one block per (channel, slice) ----
 
-template <class T, int V, bool kBwd>
-__global__ void __launch_bounds__(kThreads)
-    stats_nchw(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, bool has_act,
-               NormActivation act, const double* __restrict__ mean, int64_t cs, uint32_t s, FastDiv fd_s,
-               int64_t nvec, int P, double* __restrict__ part_a, double* __restrict__ part_b, int64_t F) {
+// The vectors [v0, v1) of one channel (its first elements at xc, dyc, yc; vector v is
+// element j = v * V of the channel's N * S, at n * cs + j - n * S), summed into this
+// thread's acc_a / acc_b (contrib).
+template <class T, int V, bool kBwd, int U = 4>  // U: vectors in flight per thread and tensor
+__device__ __forceinline__ void stats_nchw_slice(const T* __restrict__ xc, const T* __restrict__ dyc,
+                                                 const T* __restrict__ yc, bool has_act, const NormActivation& act,
+                                                 typename Io<T>::C center, int64_t cs, uint32_t s, FastDiv fd_s,
+                                                 int64_t v0, int64_t v1, double& acc_a, double& acc_b) {
     using C = typename Io<T>::C;
-    const int64_t c = blockIdx.x;
-    const int p = blockIdx.y;
-    const T* xc = x + c * s;
-    const T* dyc = kBwd ? dy + c * s : nullptr;
-    const T* yc = (kBwd && has_act) ? y + c * s : nullptr;
-    const C center = kBwd ? static_cast<C>(mean[c]) : Io<T>::in(xc[0]);
-    const int64_t v0 = nvec * p / P, v1 = nvec * (p + 1) / P;
-    double acc_a = 0.0, acc_b = 0.0;
     auto offset = [&](int64_t v) {
         const uint32_t j = static_cast<uint32_t>(v) * V;  // n * S + s within the channel
         const uint32_t n = fd_s.div(j);
         return static_cast<int64_t>(n) * cs + (j - n * s);
     };
-    constexpr int U = 4;  // vectors in flight per thread
     int64_t v = v0 + threadIdx.x;
     for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
         Vec<T, V> xv[U], dv[U], yv[U];
@@ -248,6 +292,21 @@ __global__ void __launch_bounds__(kThreads)
         acc_a += fa;
         acc_b += fb;
     }
+}
+
+template <class T, int V, bool kBwd>
+__global__ void __launch_bounds__(kThreads)
+    stats_nchw(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, bool has_act,
+               NormActivation act, const double* __restrict__ mean, int64_t cs, uint32_t s, FastDiv fd_s,
+               int64_t nvec, int P, double* __restrict__ part_a, double* __restrict__ part_b, int64_t F) {
+    using C = typename Io<T>::C;
+    const int64_t c = blockIdx.x;
+    const int p = blockIdx.y;
+    const T* xc = x + c * s;
+    const C center = kBwd ? static_cast<C>(mean[c]) : Io<T>::in(xc[0]);
+    double acc_a = 0.0, acc_b = 0.0;
+    stats_nchw_slice<T, V, kBwd>(xc, kBwd ? dy + c * s : nullptr, (kBwd && has_act) ? y + c * s : nullptr, has_act,
+                                 act, center, cs, s, fd_s, nvec * p / P, nvec * (p + 1) / P, acc_a, acc_b);
     block_sum2(acc_a, acc_b);
     if (threadIdx.x == 0) {
         part_a[static_cast<int64_t>(p) * F + c] = acc_a;
@@ -257,29 +316,48 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- Statistics: packed NHWC (rows x C), block = (TX channel groups) x (TY rows) ----
 
+// Each thread sums its rows in C (float for the 16-bit and FLOAT types) over chunks of
+// kChunk steps and adds each chunk into its own double slot of shared memory: sixteen
+// double accumulators a thread (V = 8) held stats_nhwc<bf16, 8> at 80 registers and 29%
+// occupancy. A float chunk adds at most U * kChunk terms, so its rounding stays near
+// 2^-24 * U kChunk relative to the chunk's sum. The backward reads two or three tensors
+// and takes U = 2 rows a step (at U = 4 its 16-bit form spilled 1 KB at 80 registers).
 template <class T, int V, bool kBwd>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 3)  // <= 80 registers: three blocks an SM
     stats_nhwc(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, bool has_act,
                NormActivation act, const double* __restrict__ mean, int64_t c_total, int64_t rows, int P,
                double* __restrict__ part_a, double* __restrict__ part_b) {
     using C = typename Io<T>::C;
+    constexpr int U = kBwd ? 2 : 4, kChunk = 16;  // U rows a step (backward: two or three tensors)
     extern __shared__ double shm[];  // [2][TY][TX * V]
     const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
     const int p = blockIdx.y;
     const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * TX + tx) * V;
     const bool active = c0 < c_total;  // V divides C
-    C center[V];
-    double acc_a[V], acc_b[V];
+    const int width = TX * V;
+    double* sa = shm + ty * width + tx * V;
+    double* sb = shm + (TY + ty) * width + tx * V;
+    C center[V], ca[V], cb[V];
 #pragma unroll
     for (int i = 0; i < V; ++i) {
-        acc_a[i] = acc_b[i] = 0.0;
+        sa[i] = sb[i] = 0.0;
+        ca[i] = cb[i] = C(0);
         center[i] = C(0);
         if (active) center[i] = kBwd ? static_cast<C>(mean[c0 + i]) : Io<T>::in(x[c0 + i]);
     }
     const int64_t r0 = rows * p / P, r1 = rows * (p + 1) / P;
     if (active) {
-        constexpr int U = 4;
         int64_t r = r0 + ty;
+        int steps = 0;
+        auto flush = [&] {
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                sa[i] += ca[i];
+                sb[i] += cb[i];
+                ca[i] = cb[i] = C(0);
+            }
+            steps = 0;
+        };
         auto step = [&](const int64_t* rr, int cnt) {
             Vec<T, V> xv[U], dv[U], yv[U];
 #pragma unroll
@@ -294,34 +372,29 @@ __global__ void __launch_bounds__(kThreads)
             }
 #pragma unroll
             for (int i = 0; i < V; ++i) {
-                C fa = 0, fb = 0;
 #pragma unroll
                 for (int u = 0; u < U; ++u) {
                     if (u >= cnt) break;
                     contrib<C, kBwd>(Io<T>::in(xv[u].v[i]), kBwd ? Io<T>::in(dv[u].v[i]) : C(0),
-                                     (kBwd && has_act) ? Io<T>::in(yv[u].v[i]) : C(0), has_act, act, center[i], fa,
-                                     fb);
+                                     (kBwd && has_act) ? Io<T>::in(yv[u].v[i]) : C(0), has_act, act, center[i], ca[i],
+                                     cb[i]);
                 }
-                acc_a[i] += fa;
-                acc_b[i] += fb;
             }
+            if (++steps == kChunk) flush();
         };
         for (; r + (U - 1) * TY < r1; r += U * TY) {
-            const int64_t rr[U] = {r, r + TY, r + 2 * TY, r + 3 * TY};
+            int64_t rr[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) rr[u] = r + u * TY;
             step(rr, U);
         }
         for (; r < r1; r += TY) {
-            const int64_t rr[U] = {r, r, r, r};
+            int64_t rr[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) rr[u] = r;
             step(rr, 1);
         }
-    }
-    const int width = TX * V;
-    double* sa = shm;
-    double* sb = shm + TY * width;
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-        sa[ty * width + tx * V + i] = acc_a[i];
-        sb[ty * width + tx * V + i] = acc_b[i];
+        flush();
     }
     __syncthreads();
     if (ty == 0 && active) {
@@ -329,8 +402,8 @@ __global__ void __launch_bounds__(kThreads)
         for (int i = 0; i < V; ++i) {
             double a = 0.0, b = 0.0;
             for (int k = 0; k < TY; ++k) {
-                a += sa[k * width + tx * V + i];
-                b += sb[k * width + tx * V + i];
+                a += shm[k * width + tx * V + i];
+                b += shm[(TY + k) * width + tx * V + i];
             }
             part_a[static_cast<int64_t>(p) * c_total + c0 + i] = a;
             part_b[static_cast<int64_t>(p) * c_total + c0 + i] = b;
@@ -459,47 +532,82 @@ __device__ __forceinline__ int64_t sum_partials(const double* __restrict__ part_
     return f;
 }
 
-// Forward statistics -> mean and inverse std (workspace), saved and running values,
-// and the apply coefficients y = a * (x - mean) + bias.
+// What finishing a feature's forward statistics writes: mean and inverse std (workspace,
+// backward's recomputation), saved and running values, and the apply coefficients
+// y = a * (x - mean) + bias. Null pointers are skipped.
 template <class C>
-__global__ void finalize_forward(NormGeometry g, const double* __restrict__ part_a, const double* __restrict__ part_b,
-                                 int P, const void* x, int x_dtype, Strides xs, ParamIo pio, const void* scale,
-                                 const void* bias, void* run_mean, void* run_var, void* save_mean, void* save_istd,
-                                 double factor, double eps, double* mean_out, double* istd_out, C* coef_a, C* coef_m,
-                                 C* coef_b, C* coef_ml) {
-    const int64_t F = g.features();
-    double sa, sb;
-    const int64_t f = sum_partials(part_a, part_b, P, F, &sa, &sb);
-    if (f >= F || threadIdx.y != 0) return;
+struct FwdFinish {
+    const void* x;  // the centre of each feature: its first element
+    int x_dtype;
+    Strides xs;
+    ParamIo pio;
+    const void* scale;
+    const void* bias;
+    void* run_mean;
+    void* run_var;
+    void* save_mean;
+    void* save_istd;
+    double factor, eps;
+    double* mean_out;
+    double* istd_out;
+    C *coef_a, *coef_m, *coef_b, *coef_ml;
+};
+
+// A feature's forward apply coefficients: y = a * ((x - m) - ml) + b.
+template <class C>
+struct FwdCoef {
+    C a, m, b, ml;
+};
+
+// Finishes feature f from its sums; `side` writes the side outputs (mean_out / istd_out,
+// running and saved values). The coefficients are computed where o.scale is set.
+template <class C>
+__device__ FwdCoef<C> finish_forward(const NormGeometry& g, const FwdFinish<C>& o, int64_t f, double sa, double sb,
+                                     bool side) {
     const double M = static_cast<double>(g.count());
-    const double center = core::load_elem(x, g.offset(xs.st, 0, f), x_dtype);
+    const int64_t mo = g.param_offset(o.pio.mv.st, f), so = g.param_offset(o.pio.sb.st, f);
+    // Every load first: one memory latency, not one a value.
+    const double center = core::load_elem(o.x, g.offset(o.xs.st, 0, f), o.x_dtype);
+    const bool run = side && o.run_mean, coef = o.scale != nullptr;
+    const double rm = run ? core::load_elem(o.run_mean, mo, o.pio.dtype) : 0.0;
+    const double rv = run ? core::load_elem(o.run_var, mo, o.pio.dtype) : 0.0;
+    const double sc = coef ? core::load_elem(o.scale, so, o.pio.dtype) : 0.0;
+    const double bi = coef ? core::load_elem(o.bias, so, o.pio.dtype) : 0.0;
     const double dm = sa / M;
     const double mean = center + dm;
     double var = sb / M - dm * dm;
     if (var < 0.0) var = 0.0;
-    const double istd = 1.0 / sqrt(var + eps);
-    if (mean_out) {
-        mean_out[f] = mean;
-        istd_out[f] = istd;
+    const double istd = 1.0 / sqrt(var + o.eps);
+    if (side && o.mean_out) {
+        o.mean_out[f] = mean;
+        o.istd_out[f] = istd;
     }
-    const int64_t mo = g.param_offset(pio.mv.st, f);
-    if (run_mean) {
+    if (run) {
         const double unbias = g.count() > 1 ? M / (M - 1.0) : 1.0;
-        const double rm = core::load_elem(run_mean, mo, pio.dtype);
-        const double rv = core::load_elem(run_var, mo, pio.dtype);
-        core::store_elem(run_mean, mo, pio.dtype, (1.0 - factor) * rm + factor * mean);
-        core::store_elem(run_var, mo, pio.dtype, (1.0 - factor) * rv + factor * var * unbias);
+        core::store_elem(o.run_mean, mo, o.pio.dtype, (1.0 - o.factor) * rm + o.factor * mean);
+        core::store_elem(o.run_var, mo, o.pio.dtype, (1.0 - o.factor) * rv + o.factor * var * unbias);
     }
-    if (save_mean) {
-        core::store_elem(save_mean, mo, pio.dtype, mean);
-        core::store_elem(save_istd, mo, pio.dtype, istd);
+    if (side && o.save_mean) {
+        core::store_elem(o.save_mean, mo, o.pio.dtype, mean);
+        core::store_elem(o.save_istd, mo, o.pio.dtype, istd);
     }
-    if (coef_a) {
-        const int64_t so = g.param_offset(pio.sb.st, f);
-        coef_a[f] = static_cast<C>(core::load_elem(scale, so, pio.dtype) * istd);
-        coef_m[f] = static_cast<C>(mean);
-        coef_b[f] = static_cast<C>(core::load_elem(bias, so, pio.dtype));
-        coef_ml[f] = static_cast<C>(mean - static_cast<double>(static_cast<C>(mean)));
+    return {static_cast<C>(sc * istd), static_cast<C>(mean), static_cast<C>(bi),
+            static_cast<C>(mean - static_cast<double>(static_cast<C>(mean)))};
+}
+
+template <class C>
+__global__ void finalize_forward(NormGeometry g, const double* __restrict__ part_a, const double* __restrict__ part_b,
+                                 int P, FwdFinish<C> o) {
+    const int64_t F = g.features();
+    double sa, sb;
+    const int64_t f = sum_partials(part_a, part_b, P, F, &sa, &sb);
+    if (f >= F || threadIdx.y != 0) return;
+    const FwdCoef<C> k = finish_forward<C>(g, o, f, sa, sb, true);
+    if (o.coef_a) {
+        o.coef_a[f] = k.a;
+        o.coef_m[f] = k.m;
+        o.coef_b[f] = k.b;
+        o.coef_ml[f] = k.ml;
     }
 }
 
@@ -526,31 +634,59 @@ __global__ void load_saved(NormGeometry g, ParamIo pio, const void* saved_mean, 
     istd_out[f] = core::load_elem(saved_istd, mo, pio.dtype);
 }
 
-// Backward sums -> dscale, dbias (blended) and dx = A * d + B * (x - mean) + Cc.
+// What finishing a feature's backward sums writes: dscale, dbias (blended) and the
+// coefficients of dx = A * d + B * (x - mean) + Cc.
+template <class C>
+struct BwdFinish {
+    const double* mean_in;
+    const double* istd_in;
+    ParamIo pio;
+    const void* scale;
+    void* dscale;
+    void* dbias;
+    double p_alpha, p_beta;
+    C *coef_a, *coef_b, *coef_c, *coef_m, *coef_ml;
+};
+
+// A feature's backward apply coefficients: dx = a * d + b * ((x - m) - ml) + c.
+template <class C>
+struct BwdCoef {
+    C a, b, c, m, ml;
+};
+
+// `side` writes dscale and dbias (blended).
+template <class C>
+__device__ BwdCoef<C> finish_backward(const NormGeometry& g, const BwdFinish<C>& o, int64_t f, double sum_d,
+                                      double sum_dxm, bool side) {
+    const double M = static_cast<double>(g.count());
+    const int64_t so = g.param_offset(o.pio.sb.st, f);
+    const double mean = o.mean_in[f], istd = o.istd_in[f];
+    const double sc = core::load_elem(o.scale, so, o.pio.dtype);
+    // The statistics kernels centred on mean rounded to C; move the sum to the exact mean.
+    sum_dxm -= (mean - static_cast<double>(static_cast<C>(mean))) * sum_d;
+    const double dscale_v = sum_dxm * istd;
+    if (side) {
+        core::blend_store(o.dscale, so, o.pio.dtype, dscale_v, o.p_alpha, o.p_beta);
+        core::blend_store(o.dbias, so, o.pio.dtype, sum_d, o.p_alpha, o.p_beta);
+    }
+    const double k1 = sc * istd;
+    return {static_cast<C>(k1), static_cast<C>(-k1 * istd * dscale_v / M), static_cast<C>(-k1 * sum_d / M),
+            static_cast<C>(mean), static_cast<C>(mean - static_cast<double>(static_cast<C>(mean)))};
+}
+
 template <class C>
 __global__ void finalize_backward(NormGeometry g, const double* __restrict__ part_a,
-                                  const double* __restrict__ part_b, int P, const double* mean_in,
-                                  const double* istd_in, ParamIo pio, const void* scale, void* dscale, void* dbias,
-                                  double p_alpha, double p_beta, C* coef_a, C* coef_b, C* coef_c, C* coef_m,
-                                  C* coef_ml) {
+                                  const double* __restrict__ part_b, int P, BwdFinish<C> o) {
     const int64_t F = g.features();
     double sum_d, sum_dxm;
     const int64_t f = sum_partials(part_a, part_b, P, F, &sum_d, &sum_dxm);
     if (f >= F || threadIdx.y != 0) return;
-    const double M = static_cast<double>(g.count());
-    // The statistics kernels centred on mean rounded to C; move the sum to the exact mean.
-    sum_dxm -= (mean_in[f] - static_cast<double>(static_cast<C>(mean_in[f]))) * sum_d;
-    const double istd = istd_in[f];
-    const double dscale_v = sum_dxm * istd;
-    const int64_t so = g.param_offset(pio.sb.st, f);
-    core::blend_store(dscale, so, pio.dtype, dscale_v, p_alpha, p_beta);
-    core::blend_store(dbias, so, pio.dtype, sum_d, p_alpha, p_beta);
-    const double k1 = core::load_elem(scale, so, pio.dtype) * istd;
-    coef_a[f] = static_cast<C>(k1);
-    coef_b[f] = static_cast<C>(-k1 * istd * dscale_v / M);
-    coef_c[f] = static_cast<C>(-k1 * sum_d / M);
-    coef_m[f] = static_cast<C>(mean_in[f]);
-    coef_ml[f] = static_cast<C>(mean_in[f] - static_cast<double>(static_cast<C>(mean_in[f])));
+    const BwdCoef<C> k = finish_backward<C>(g, o, f, sum_d, sum_dxm, true);
+    o.coef_a[f] = k.a;
+    o.coef_b[f] = k.b;
+    o.coef_c[f] = k.c;
+    o.coef_m[f] = k.m;
+    o.coef_ml[f] = k.ml;
 }
 
 // ---- Apply: packed layouts, vectors of V elements ----
@@ -661,7 +797,13 @@ NhwcWalk nhwc_walk(int64_t rows, int64_t c, int v) {
     return w;
 }
 
-template <class T, int V>
+// kFold (16-bit storage, no activation or add, beta = 0): y = A x + B with A = alpha a
+// and B = alpha (b - a (m + ml)), two coefficients a channel in registers instead of four
+// (apply_forward_nhwc<bf16, 8> held 32 of them at 70 registers, 34% occupancy, 150 us for
+// 0.1 ms of bytes). The fold's cancellation error, |a m| 2^-24 in float, is far below a
+// 16-bit output's unit unless |mean| / std is near 2^16; FLOAT and DOUBLE keep the split
+// mean.
+template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_nhwc(const T* __restrict__ x, const T* __restrict__ z, T* y, NhwcWalk w,
                        const typename Io<T>::C* __restrict__ ca, const typename Io<T>::C* __restrict__ cm,
@@ -673,29 +815,47 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t r0 = w.fd_cv.div(t);
     const uint32_t c0 = (t - r0 * w.cvn) * V;
     const size_t row_len = static_cast<size_t>(w.cvn) * V;
-    C a[V], m[V], b[V], ml[V];
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-        a[i] = ca[c0 + i];
-        m[i] = cm[c0 + i];
-        b[i] = cb[c0 + i];
-        ml[i] = cml[c0 + i];
-    }
-    for (uint32_t r = r0; r < w.rows; r += w.row_step) {
-        const size_t e = r * row_len + c0;
-        const Vec<T, V> xv = load_vec<T, V>(x + e);
-        Vec<T, V> zv{}, yv{};
-        if (ops == 2) zv = load_vec<T, V>(z + e);
-        if (beta != C(0)) yv = load_vec<T, V>(y + e);
-        Vec<T, V> out;
+    if constexpr (kFold) {
+        C A[V], B[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            C v = alpha * fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, act, a[i], m[i],
-                                       ml[i], b[i]);
-            if (beta != C(0)) v += beta * Io<T>::in(yv.v[i]);
-            out.v[i] = Io<T>::out(v);
+            const C a = ca[c0 + i];
+            A[i] = alpha * a;
+            B[i] = alpha * (cb[c0 + i] - a * (cm[c0 + i] + cml[c0 + i]));
         }
-        store_vec<T, V>(y + e, out);
+        for (uint32_t r = r0; r < w.rows; r += w.row_step) {
+            const size_t e = r * row_len + c0;
+            const Vec<T, V> xv = load_vec<T, V>(x + e);
+            Vec<T, V> out;
+#pragma unroll
+            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(A[i] * Io<T>::in(xv.v[i]) + B[i]);
+            store_vec<T, V>(y + e, out);
+        }
+    } else {
+        C a[V], m[V], b[V], ml[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            a[i] = ca[c0 + i];
+            m[i] = cm[c0 + i];
+            b[i] = cb[c0 + i];
+            ml[i] = cml[c0 + i];
+        }
+        for (uint32_t r = r0; r < w.rows; r += w.row_step) {
+            const size_t e = r * row_len + c0;
+            const Vec<T, V> xv = load_vec<T, V>(x + e);
+            Vec<T, V> zv{}, yv{};
+            if (ops == 2) zv = load_vec<T, V>(z + e);
+            if (beta != C(0)) yv = load_vec<T, V>(y + e);
+            Vec<T, V> out;
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                C v = alpha * fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, act, a[i],
+                                           m[i], ml[i], b[i]);
+                if (beta != C(0)) v += beta * Io<T>::in(yv.v[i]);
+                out.v[i] = Io<T>::out(v);
+            }
+            store_vec<T, V>(y + e, out);
+        }
     }
 }
 
@@ -747,6 +907,262 @@ __global__ void __launch_bounds__(kThreads)
         }
         store_vec<T, V>(dx + e, out);
         if (ops == 2) store_vec<T, V>(dz + e, outz);
+    }
+}
+
+// ---- Fused statistics and apply: packed NCHW SPATIAL, one persistent launch ----
+//
+// The three-pass form (statistics, finalize, apply) reads every channel twice from
+// DRAM: training forward moves 3T, backward 5T. Here the channels go in groups of G
+// whose statistics-pass bytes fit a fraction of the 50 MB L2, and one launch of resident
+// blocks takes tiles (channel, slice) from a global counter in the order
+//   S0 S1 A0 S2 A1 ... S(NG-1) A(NG-2) A(NG-1)      (S = statistics, A = apply)
+// so a group's apply re-reads what its statistics read one group earlier, from L2:
+// forward 2T and backward 3T of DRAM traffic. A statistics tile stores its slice's sums
+// and counts itself done in its group; an apply tile waits for its group's count, then
+// sums its channel's slices in a fixed order (deterministic, the same in every tile of
+// the channel) and finishes the channel itself. No block finishes a group for the
+// others: a block that did (the last statistics tile's) held every apply tile of the
+// group behind its chain of parameter loads, 10-20 us a group, and the launch ran slower
+// than three passes.
+// Progress without co-residency assumptions: tiles are taken in order by running
+// blocks (a block takes its next tile as it starts one), statistics tiles never wait,
+// and every statistics tile of group g precedes every apply tile of g in the order, so
+// whatever an apply tile waits for is held by a block that is running and not waiting
+// on anything later.
+
+struct FusedPlan {
+    int64_t cs = 0;  // C * S
+    uint32_t s = 0;
+    FastDiv fd_s;
+    int64_t nvec = 0;  // vectors per channel: N * S / V
+    int Q = 1;         // slices per channel
+    int G = 1, NG = 1;  // channels per group, groups
+    int64_t C = 0;
+};
+
+struct FusedSync {
+    unsigned* next_tile;  // [1]
+    unsigned* done;       // [NG] statistics tiles finished per group
+};
+
+template <class T>
+struct FusedIo {
+    const T* x;
+    const T* z;   // forward: the add operand
+    const T* dy;  // backward
+    const T* y;   // backward with an activation: the forward output; forward with beta: the old y
+    T* out;       // y (forward) or dx (backward)
+    T* dz;        // backward add: dz
+    int ops;
+    NormActivation act;
+    typename Io<T>::C alpha, beta;
+};
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// 16-byte vectors read for the last time / written once: evict-first in L2, so the
+// group still to be re-read keeps its lines.
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> load_vec_last(const T* p) {
+    if constexpr (sizeof(Vec<T, V>) == 16) {
+        const uint4 u = __ldcs(reinterpret_cast<const uint4*>(p));
+        Vec<T, V> r;
+        memcpy(&r, &u, 16);
+        return r;
+    } else {
+        return load_vec<T, V>(p);
+    }
+}
+template <class T, int V>
+__device__ __forceinline__ void store_vec_stream(T* p, const Vec<T, V>& v) {
+    if constexpr (sizeof(Vec<T, V>) == 16) {
+        uint4 u;
+        memcpy(&u, &v, 16);
+        __stcs(reinterpret_cast<uint4*>(p), u);
+    } else {
+        store_vec<T, V>(p, v);
+    }
+}
+
+// Four blocks an SM (<= 64 registers): a block spends part of each tile in its
+// reduction, fences and counters, so other blocks must keep the SM's loads in flight
+// (two blocks an SM measured 0.35 ms for the bf16 training forward, slower than three
+// passes). Backward loads two or three tensors, so U = 2 vectors of each in flight. The
+// 16-bit forms take three blocks (at 64 registers they spilled 80 / 304 bytes).
+template <class T, bool kBwd>
+constexpr int fused_min_blocks() {
+    return sizeof(T) == 2 ? 3 : 4;
+}
+
+template <class T, int V, bool kBwd>
+__global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
+    fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, FusedSync sy, double* __restrict__ part_a,
+               double* __restrict__ part_b, FwdFinish<typename Io<T>::C> ff, BwdFinish<typename Io<T>::C> bf) {
+    using C = typename Io<T>::C;
+    constexpr int U = kBwd ? 2 : 4;
+    __shared__ unsigned sh_tile;
+    __shared__ FwdCoef<C> sh_fwd;
+    __shared__ BwdCoef<C> sh_bwd;
+    const unsigned tg = static_cast<unsigned>(fp.G) * fp.Q;
+    const unsigned total = 2u * fp.NG * tg;
+    const bool has_act = kBwd && io.ops != 0;
+    auto run_tile = [&](unsigned t) {
+        const unsigned k = t / tg, within = t - k * tg;
+        bool stats;
+        int grp;
+        if (k == 0) {
+            stats = true, grp = 0;
+        } else if (k == 2u * fp.NG - 1) {
+            stats = false, grp = fp.NG - 1;
+        } else if (k & 1u) {
+            stats = true, grp = static_cast<int>((k + 1) / 2);
+        } else {
+            stats = false, grp = static_cast<int>(k / 2 - 1);
+        }
+        const int64_t c0 = static_cast<int64_t>(grp) * fp.G;
+        const int64_t c = c0 + within / fp.Q;
+        const int q = static_cast<int>(within % fp.Q);
+        if (c >= fp.C) return;  // the last group's missing channels
+        const int64_t v0 = fp.nvec * q / fp.Q, v1 = fp.nvec * (q + 1) / fp.Q;
+        const int64_t base = c * fp.s;
+        auto offset = [&](int64_t v) {
+            const uint32_t j = static_cast<uint32_t>(v) * V;
+            const uint32_t n = fp.fd_s.div(j);
+            return base + static_cast<int64_t>(n) * fp.cs + (j - n * fp.s);
+        };
+        const int64_t nch = std::min<int64_t>(fp.G, fp.C - c0);
+        if (stats) {
+            const C center = kBwd ? static_cast<C>(bf.mean_in[c]) : Io<T>::in(io.x[base]);
+            double acc_a = 0.0, acc_b = 0.0;
+            stats_nchw_slice<T, V, kBwd, U>(io.x + base, kBwd ? io.dy + base : nullptr,
+                                            has_act ? io.y + base : nullptr, has_act, io.act, center, fp.cs, fp.s,
+                                            fp.fd_s, v0, v1, acc_a, acc_b);
+            block_sum2(acc_a, acc_b);
+            if (threadIdx.x == 0) {
+                part_a[static_cast<int64_t>(q) * fp.C + c] = acc_a;
+                part_b[static_cast<int64_t>(q) * fp.C + c] = acc_b;
+                __threadfence();
+                atomicAdd(sy.done + grp, 1u);
+            }
+            return;
+        }
+        // Apply: once the group's statistics are all in, warp 0 sums the channel's slices
+        // (a fixed order: every tile of the channel gets the same coefficients) and
+        // finishes it; the channel's first tile also writes the side outputs.
+        if (threadIdx.x < 32) {
+            const unsigned want = static_cast<unsigned>(nch * fp.Q);
+            if (threadIdx.x == 0)
+                while (load_acquire(sy.done + grp) < want) __nanosleep(128);
+            __syncwarp();
+            __threadfence();
+            double sa = 0.0, sb = 0.0;
+            for (int p = static_cast<int>(threadIdx.x); p < fp.Q; p += 32) {
+                sa += __ldcg(part_a + static_cast<int64_t>(p) * fp.C + c);
+                sb += __ldcg(part_b + static_cast<int64_t>(p) * fp.C + c);
+            }
+            sa = warp_sum(sa);
+            sb = warp_sum(sb);
+            if (threadIdx.x == 0) {
+                if constexpr (kBwd)
+                    sh_bwd = finish_backward<C>(g, bf, c, sa, sb, q == 0);
+                else
+                    sh_fwd = finish_forward<C>(g, ff, c, sa, sb, q == 0);
+            }
+        }
+        __syncthreads();
+        if constexpr (!kBwd) {
+            const C a = sh_fwd.a, m = sh_fwd.m, b = sh_fwd.b, ml = sh_fwd.ml;
+            auto one = [&](int64_t off, const Vec<T, V>& xv) {
+                Vec<T, V> zv{}, yv{}, out;
+                if (io.ops == 2) zv = load_vec<T, V>(io.z + off);
+                if (io.beta != C(0)) yv = load_vec<T, V>(io.out + off);
+#pragma unroll
+                for (int i = 0; i < V; ++i) {
+                    C r = io.alpha * fwd_value<C>(Io<T>::in(xv.v[i]), io.ops == 2 ? Io<T>::in(zv.v[i]) : C(0),
+                                                  io.ops, io.act, a, m, ml, b);
+                    if (io.beta != C(0)) r += io.beta * Io<T>::in(yv.v[i]);
+                    out.v[i] = Io<T>::out(r);
+                }
+                store_vec_stream<T, V>(io.out + off, out);
+            };
+            int64_t v = v0 + threadIdx.x;
+            for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
+                int64_t off[U];
+                Vec<T, V> xv[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    off[u] = offset(v + u * kThreads);
+                    xv[u] = load_vec_last<T, V>(io.x + off[u]);
+                }
+#pragma unroll
+                for (int u = 0; u < U; ++u) one(off[u], xv[u]);
+            }
+            for (; v < v1; v += kThreads) {
+                const int64_t off = offset(v);
+                one(off, load_vec_last<T, V>(io.x + off));
+            }
+        } else {
+            const C a = sh_bwd.a, bb = sh_bwd.b, kc = sh_bwd.c, m = sh_bwd.m, ml = sh_bwd.ml;
+            auto one = [&](int64_t off, const Vec<T, V>& xv, const Vec<T, V>& dv) {
+                Vec<T, V> yv{}, old{}, oldz{}, out, outz;
+                if (io.ops != 0) yv = load_vec_last<T, V>(io.y + off);
+                if (io.beta != C(0)) {
+                    old = load_vec<T, V>(io.out + off);
+                    if (io.ops == 2) oldz = load_vec<T, V>(io.dz + off);
+                }
+#pragma unroll
+                for (int i = 0; i < V; ++i) {
+                    C d = Io<T>::in(dv.v[i]);
+                    if (io.ops != 0) d *= core::norm_act_grad_from_y(io.act, Io<T>::in(yv.v[i]));
+                    C r = io.alpha * (a * d + bb * ((Io<T>::in(xv.v[i]) - m) - ml) + kc);
+                    C rz = io.alpha * d;
+                    if (io.beta != C(0)) {
+                        r += io.beta * Io<T>::in(old.v[i]);
+                        if (io.ops == 2) rz += io.beta * Io<T>::in(oldz.v[i]);
+                    }
+                    out.v[i] = Io<T>::out(r);
+                    outz.v[i] = Io<T>::out(rz);
+                }
+                store_vec_stream<T, V>(io.out + off, out);
+                if (io.ops == 2) store_vec_stream<T, V>(io.dz + off, outz);
+            };
+            int64_t v = v0 + threadIdx.x;
+            for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
+                int64_t off[U];
+                Vec<T, V> xv[U], dv[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    off[u] = offset(v + u * kThreads);
+                    xv[u] = load_vec_last<T, V>(io.x + off[u]);
+                    dv[u] = load_vec_last<T, V>(io.dy + off[u]);
+                }
+#pragma unroll
+                for (int u = 0; u < U; ++u) one(off[u], xv[u], dv[u]);
+            }
+            for (; v < v1; v += kThreads) {
+                const int64_t off = offset(v);
+                one(off, load_vec_last<T, V>(io.x + off), load_vec_last<T, V>(io.dy + off));
+            }
+        }
+    };
+    // Thread 0 takes the next tile as this one starts (its counter's latency hidden
+    // behind the tile) and publishes it at the end.
+    if (threadIdx.x == 0) sh_tile = atomicAdd(sy.next_tile, 1u);
+    __syncthreads();
+    for (;;) {
+        const unsigned t = sh_tile;
+        __syncthreads();  // everyone has read this tile before thread 0 publishes the next
+        if (t >= total) break;
+        unsigned next = 0;
+        if (threadIdx.x == 0) next = atomicAdd(sy.next_tile, 1u);
+        run_tile(t);
+        if (threadIdx.x == 0) sh_tile = next;
+        __syncthreads();
     }
 }
 
@@ -896,8 +1312,16 @@ void launch_apply_forward_v(const Plan& pl, const NormGeometry& g, const T* x, c
             x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
     else {
         const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
-        apply_forward_nhwc<T, V><<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(
-            x, z, y, w, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
+        const unsigned blocks = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
+        if constexpr (sizeof(T) == 2) {
+            if (ops == 0 && beta == typename Io<T>::C(0)) {
+                apply_forward_nhwc<T, V, true><<<blocks, kThreads, 0, s>>>(x, z, y, w, coef, coef + F, coef + 2 * F,
+                                                                           coef + 4 * F, ops, act, alpha, beta);
+                return;
+            }
+        }
+        apply_forward_nhwc<T, V, false><<<blocks, kThreads, 0, s>>>(x, z, y, w, coef, coef + F, coef + 2 * F,
+                                                                    coef + 4 * F, ops, act, alpha, beta);
     }
 }
 
@@ -953,13 +1377,69 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
         launch_apply_forward_v<T, 1>(pl, g, x, z, y, coef, ops, k.act, alpha, beta, s);
 }
 
+// Fused statistics + apply (Plan::fused): clears the tile and group counters, then one
+// launch of as many blocks as fit the GPU at once.
+template <class T, int V, bool kBwd>
+Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
+                      const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
+                      cudaStream_t s) {
+    FusedPlan fp;
+    fp.cs = g.c * g.s;
+    fp.s = static_cast<uint32_t>(g.s);
+    fp.fd_s = FastDiv(fp.s);
+    fp.nvec = g.n * g.s / V;
+    fp.Q = pl.P;
+    fp.G = pl.G;
+    fp.NG = pl.NG;
+    fp.C = g.c;
+    unsigned* sync = reinterpret_cast<unsigned*>(ws + pl.off_sync);
+    const FusedSync sy{sync, sync + 1};
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(sync, 0, sizeof(unsigned) * (1 + static_cast<size_t>(pl.NG)), s),
+                                     "clearing the batch-norm tile counters"));
+    static const int per_sm = [] {
+        int b = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fused_nchw<T, V, kBwd>, kThreads, 0) != cudaSuccess)
+            cudaGetLastError();
+        return std::max(1, b);
+    }();
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        cudaGetLastError();
+        sms = 1;
+    }
+    const int64_t tiles = 2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P;
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, static_cast<int64_t>(per_sm) * std::max(1, sms)));
+    fused_nchw<T, V, kBwd><<<grid, kThreads, 0, s>>>(g, fp, io, sy, reinterpret_cast<double*>(ws + pl.off_a),
+                                                     reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
+    return Status::ok();
+}
+
+template <class T, bool kBwd>
+Status launch_fused(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, int vec, char* ws,
+                    const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s) {
+    if (vec == Io<T>::kVec) return launch_fused_v<T, Io<T>::kVec, kBwd>(pl, g, io, ws, ff, bf, s);
+    return launch_fused_v<T, 1, kBwd>(pl, g, io, ws, ff, bf, s);
+}
+
+// The workspace: the caller's (aligned up to 256 bytes) or scratch of the plan's size.
+Status workspace_of(const Plan& pl, void* caller, bool caller_workspace, DeviceScratch& scratch, cudaStream_t s,
+                    char** ws) {
+    char* w = static_cast<char*>(caller);
+    if (!caller_workspace) {
+        ODNN_RETURN_IF_ERROR(scratch.allocate(pl.bytes, s));
+        w = static_cast<char*>(scratch.get());
+    }
+    *ws = align_up256(w);
+    return Status::ok();
+}
+
 // ---- Implementations ----
 
 class CudaBnFwdInference final : public core::Impl<core::BnFwdInferenceProblem> {
 public:
     const char* name() const override { return "cuda_batchnorm_fwd_inference"; }
     Status execute(const core::Handle& h, const core::BnFwdInferenceProblem& p) const override {
-        const Plan pl = make_plan(p.k, {&p.y, &p.z}, p.x);
+        const Plan pl = make_plan(p.k, {&p.y, &p.z}, p.x, 0);
         DeviceScratch scratch;
         ODNN_RETURN_IF_ERROR(scratch.allocate(5 * static_cast<size_t>(pl.F) * sizeof(double), h.stream));
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
@@ -978,22 +1458,35 @@ public:
 class CudaBnFwdTraining final : public core::Impl<core::BnFwdTrainingProblem> {
 public:
     const char* name() const override { return "cuda_batchnorm_fwd_training"; }
-    size_t workspace_size(const core::BnFwdTrainingProblem& p) const override {
-        return make_plan(p.k, {&p.y, &p.z}, p.x).bytes;
-    }
+    static Plan plan(const core::BnFwdTrainingProblem& p) { return make_plan(p.k, {&p.y, &p.z}, p.x, 1); }
+    size_t workspace_size(const core::BnFwdTrainingProblem& p) const override { return plan(p).bytes; }
     Status execute(const core::Handle& h, const core::BnFwdTrainingProblem& p) const override {
-        const Plan pl = make_plan(p.k, {&p.y, &p.z}, p.x);
+        const Plan pl = plan(p);
         DeviceScratch scratch;
-        char* ws = static_cast<char*>(p.workspace);
-        if (!p.caller_workspace) {
-            ODNN_RETURN_IF_ERROR(scratch.allocate(pl.bytes, h.stream));
-            ws = static_cast<char*>(scratch.get());
-        }
-        ws = align_up256(ws);
+        char* ws = nullptr;
+        ODNN_RETURN_IF_ERROR(workspace_of(pl, p.workspace, p.caller_workspace, scratch, h.stream, &ws));
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;
             const NormGeometry& g = p.k.g;
+            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
+            const FwdFinish<C> ff{p.x_data,     static_cast<int>(p.k.dtype),
+                                  strides_of(p.x), param_io(p.k, p.scale_bias, p.mean_var),
+                                  p.scale,      p.bias,
+                                  p.running_mean, p.running_var,
+                                  p.save_mean,  p.save_inv_var,
+                                  p.factor,     p.k.epsilon,
+                                  nullptr,      nullptr,
+                                  coef,         coef + pl.F,
+                                  coef + 2 * pl.F, coef + 4 * pl.F};
+            if (pl.fused) {
+                const FusedIo<T> io{static_cast<const T*>(p.x_data), static_cast<const T*>(p.z_data), nullptr,
+                                    nullptr, static_cast<T*>(p.y_data), nullptr, static_cast<int>(p.k.ops), p.k.act,
+                                    static_cast<C>(p.out.alpha), static_cast<C>(p.out.beta)};
+                const int vec = choose_vec<T>(pl, g, {p.x_data, p.z_data, p.y_data});
+                ODNN_RETURN_IF_ERROR((launch_fused<T, false>(pl, g, io, vec, ws, ff, BwdFinish<C>{}, h.stream)));
+                return launched(name());
+            }
             const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
             StatsArgs a{};
             a.x = p.x_data;
@@ -1002,12 +1495,7 @@ public:
             a.part_b = reinterpret_cast<double*>(ws + pl.off_b);
             const int vec = pl.layout == Layout::generic ? 1 : choose_vec<T>(pl, g, {p.x_data});
             launch_stats<T, false>(pl, g, a, vec, h.stream);
-            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
-            finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(
-                g, a.part_a, a.part_b, pl.P, p.x_data, static_cast<int>(p.k.dtype), a.xs,
-                param_io(p.k, p.scale_bias, p.mean_var), p.scale, p.bias, p.running_mean, p.running_var, p.save_mean,
-                p.save_inv_var, p.factor, p.k.epsilon, nullptr, nullptr, coef, coef + pl.F, coef + 2 * pl.F,
-                coef + 4 * pl.F);
+            finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, ff);
             launch_apply_forward<T>(pl, p.k, p.x, p.x_data, p.z, p.z_data, p.y, p.y_data, coef, p.out, h.stream);
             return launched(name());
         });
@@ -1017,18 +1505,15 @@ public:
 class CudaBnBackward final : public core::Impl<core::BnBackwardProblem> {
 public:
     const char* name() const override { return "cuda_batchnorm_bwd"; }
-    size_t workspace_size(const core::BnBackwardProblem& p) const override {
-        return make_plan(p.k, {&p.y, &p.dy, &p.dx, &p.dz}, p.x).bytes;
+    static Plan plan(const core::BnBackwardProblem& p) {
+        return make_plan(p.k, {&p.y, &p.dy, &p.dx, &p.dz}, p.x, p.k.ops != NormOps::norm ? 3 : 2);
     }
+    size_t workspace_size(const core::BnBackwardProblem& p) const override { return plan(p).bytes; }
     Status execute(const core::Handle& h, const core::BnBackwardProblem& p) const override {
-        const Plan pl = make_plan(p.k, {&p.y, &p.dy, &p.dx, &p.dz}, p.x);
+        const Plan pl = plan(p);
         DeviceScratch scratch;
-        char* ws = static_cast<char*>(p.workspace);
-        if (!p.caller_workspace) {
-            ODNN_RETURN_IF_ERROR(scratch.allocate(pl.bytes, h.stream));
-            ws = static_cast<char*>(scratch.get());
-        }
-        ws = align_up256(ws);
+        char* ws = nullptr;
+        ODNN_RETURN_IF_ERROR(workspace_of(pl, p.workspace, p.caller_workspace, scratch, h.stream, &ws));
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;
@@ -1052,9 +1537,33 @@ public:
                                                                             mean, istd);
             } else {
                 launch_stats<T, false>(pl, g, a, vec, h.stream);
-                finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(
-                    g, a.part_a, a.part_b, pl.P, p.x_data, static_cast<int>(p.k.dtype), a.xs, pio, nullptr, nullptr,
-                    nullptr, nullptr, nullptr, nullptr, 1.0, p.k.epsilon, mean, istd, nullptr, nullptr, nullptr, nullptr);
+                FwdFinish<C> mo{};
+                mo.x = p.x_data;
+                mo.x_dtype = static_cast<int>(p.k.dtype);
+                mo.xs = a.xs;
+                mo.pio = pio;
+                mo.factor = 1.0;
+                mo.eps = p.k.epsilon;
+                mo.mean_out = mean;
+                mo.istd_out = istd;
+                finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, mo);
+            }
+            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
+            const BwdFinish<C> bf{mean,          istd,           pio,         p.scale,
+                                  p.dscale,      p.dbias,        p.param.alpha, p.param.beta,
+                                  coef,          coef + pl.F,    coef + 2 * pl.F, coef + 3 * pl.F,
+                                  coef + 4 * pl.F};
+            const int ops = static_cast<int>(p.k.ops);
+            const C alpha = static_cast<C>(p.data.alpha), beta = static_cast<C>(p.data.beta);
+            const T* x = static_cast<const T*>(p.x_data);
+            const T* dy = static_cast<const T*>(p.dy_data);
+            const T* y = static_cast<const T*>(p.y_data);
+            T* dx = static_cast<T*>(p.dx_data);
+            T* dz = static_cast<T*>(p.dz_data);
+            if (pl.fused) {
+                const FusedIo<T> io{x, nullptr, dy, has_act ? y : nullptr, dx, dz, ops, p.k.act, alpha, beta};
+                ODNN_RETURN_IF_ERROR((launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, bf, h.stream)));
+                return launched(name());
             }
             a.dy = p.dy_data;
             a.dys = strides_of(p.dy);
@@ -1064,17 +1573,7 @@ public:
             a.act = p.k.act;
             a.mean = mean;
             launch_stats<T, true>(pl, g, a, vec, h.stream);
-            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
-            finalize_backward<C><<<fin.grid, fin.block, 0, h.stream>>>(
-                g, a.part_a, a.part_b, pl.P, mean, istd, pio, p.scale, p.dscale, p.dbias, p.param.alpha, p.param.beta,
-                coef, coef + pl.F, coef + 2 * pl.F, coef + 3 * pl.F, coef + 4 * pl.F);
-            const int ops = static_cast<int>(p.k.ops);
-            const C alpha = static_cast<C>(p.data.alpha), beta = static_cast<C>(p.data.beta);
-            const T* x = static_cast<const T*>(p.x_data);
-            const T* dy = static_cast<const T*>(p.dy_data);
-            const T* y = static_cast<const T*>(p.y_data);
-            T* dx = static_cast<T*>(p.dx_data);
-            T* dz = static_cast<T*>(p.dz_data);
+            finalize_backward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, bf);
             if (pl.layout == Layout::generic) {
                 const int64_t total = g.n * g.c * g.s;
                 apply_backward_generic<T><<<grid_for(total), kThreads, 0, h.stream>>>(
