@@ -1,17 +1,21 @@
-// cudnnActivationForward / Backward for FLOAT tensors that are all laid out alike and
-// densely packed (NCHW, NHWC or any other dimension order without gaps): memory order
-// is then the same element order for every operand, and one flat loop over the buffer
-// covers the call (in place too). Each value is computed in double and rounded once on
-// store, as the reference does, so results are the reference's. RELU, CLIPPED_RELU,
-// IDENTITY and the backward of SIGMOID / TANH are plain arithmetic the compiler
-// vectorises; the other modes call exp / tanh per element. Everything else (other data
-// types, strided views, operands in different layouts) is left to the reference.
+// cudnnActivationForward / Backward for FLOAT, DOUBLE, HALF and BFLOAT16 tensors (one type
+// for every operand) that are all laid out alike and densely packed (NCHW, NHWC or any
+// other dimension order without gaps): memory order is then the same element order for
+// every operand, and one flat loop over the buffer covers the call (in place too). Each
+// value is computed in double and rounded once on store, as the reference does, so
+// results are the reference's. RELU, CLIPPED_RELU, IDENTITY and the backward of SIGMOID
+// / TANH are plain arithmetic the compiler vectorises; the other modes call exp / tanh
+// per element. The loops are templates on the storage type (cpu/storage.hpp: 16-bit
+// values load as floats, results round through float as the reference's store does).
+// Everything else (other or mixed data types, strided views, operands in different
+// layouts) is left to the reference.
 #include <algorithm>
 #include <cstdint>
 
 #include "core/activation_softmax.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
+#include "cpu/storage.hpp"
 
 namespace odnn::cpu {
 
@@ -33,7 +37,8 @@ bool same_order(const core::Operand& a, const core::Operand& b) {
 }
 
 Status check_operand(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
-    ODNN_REQUIRE_SUPPORTED(o.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
+    ODNN_REQUIRE_SUPPORTED(storage_supported(o.dtype), "%s is not FLOAT, DOUBLE, HALF or BFLOAT16", name);
+    ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in data type", name, ref_name);
     ODNN_REQUIRE_SUPPORTED(dense(o), "%s is not densely packed", name);
     ODNN_REQUIRE_SUPPORTED(&o == &ref || same_order(o, ref), "%s and %s are laid out differently", name, ref_name);
     return Status::ok();
@@ -48,21 +53,22 @@ bool known_mode(int m) {
 // ---- Forward ----
 
 // y[i] = alpha * f(x[i]) (+ beta * y[i], read only when beta != 0).
-template <class F>
-void forward_loop(const float* x, float* y, int64_t n, double alpha, double beta, int64_t par_min, F f) {
+template <class T, class F>
+void forward_loop(const T* x, T* y, int64_t n, double alpha, double beta, int64_t par_min, F f) {
     if (beta == 0.0) {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(alpha * f(static_cast<double>(x[i])));
+        for (int64_t i = 0; i < n; ++i) y[i] = store<T>(alpha * f(static_cast<double>(load(x[i]))));
     } else {
 #pragma omp parallel for schedule(static) if (n > par_min)
         for (int64_t i = 0; i < n; ++i)
-            y[i] = static_cast<float>(alpha * f(static_cast<double>(x[i])) + beta * static_cast<double>(y[i]));
+            y[i] = store<T>(alpha * f(static_cast<double>(load(x[i]))) + beta * static_cast<double>(load(y[i])));
     }
 }
 
+template <class T>
 void forward(const core::ActivationFwdProblem& p) {
-    const float* x = static_cast<const float*>(p.x_data);
-    float* y = static_cast<float*>(p.y_data);
+    const T* x = static_cast<const T*>(p.x_data);
+    T* y = static_cast<T*>(p.y_data);
     const int64_t n = p.y.count();
     const double alpha = p.scale.alpha, beta = p.scale.beta;
     const core::ActivationParams& a = p.act;
@@ -119,7 +125,7 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::ActivationFwdProblem& p) const override {
-        forward(p);
+        with_storage(p.y.dtype, [&](auto tag) { forward<decltype(tag)>(p); });
         return Status::ok();
     }
 };
@@ -128,30 +134,31 @@ public:
 
 // dx[i] = alpha * g(i) (+ beta * dx[i], read only when beta != 0); g reads x, y, dy at i
 // (before dx[i] is written, so dx may be dy, x or y itself).
-template <class G>
-void backward_loop(float* dx, int64_t n, double alpha, double beta, int64_t par_min, G g) {
+template <class T, class G>
+void backward_loop(T* dx, int64_t n, double alpha, double beta, int64_t par_min, G g) {
     if (beta == 0.0) {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) dx[i] = static_cast<float>(alpha * g(i));
+        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * g(i));
     } else {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) dx[i] = static_cast<float>(alpha * g(i) + beta * static_cast<double>(dx[i]));
+        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * g(i) + beta * static_cast<double>(load(dx[i])));
     }
 }
 
+template <class T>
 void backward(const core::ActivationBwdProblem& p) {
-    const float* x = static_cast<const float*>(p.x_data);
-    const float* y = static_cast<const float*>(p.y_data);
-    const float* dy = static_cast<const float*>(p.dy_data);
-    float* dx = static_cast<float*>(p.dx_data);
+    const T* x = static_cast<const T*>(p.x_data);
+    const T* y = static_cast<const T*>(p.y_data);
+    const T* dy = static_cast<const T*>(p.dy_data);
+    T* dx = static_cast<T*>(p.dx_data);
     const int64_t n = p.dx.count();
     const double alpha = p.scale.alpha, beta = p.scale.beta;
     const core::ActivationParams& a = p.act;
     const double coef = a.coef, sb = a.swish_beta;
     const bool prop = a.propagate_nan;
-    auto X = [=](int64_t i) { return static_cast<double>(x[i]); };
-    auto Y = [=](int64_t i) { return static_cast<double>(y[i]); };
-    auto DY = [=](int64_t i) { return static_cast<double>(dy[i]); };
+    auto X = [=](int64_t i) { return static_cast<double>(load(x[i])); };
+    auto Y = [=](int64_t i) { return static_cast<double>(load(y[i])); };
+    auto DY = [=](int64_t i) { return static_cast<double>(load(dy[i])); };
     switch (a.mode) {
         case CUDNN_ACTIVATION_RELU:
             if (prop)
@@ -212,7 +219,7 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::ActivationBwdProblem& p) const override {
-        backward(p);
+        with_storage(p.dx.dtype, [&](auto tag) { backward<decltype(tag)>(p); });
         return Status::ok();
     }
 };

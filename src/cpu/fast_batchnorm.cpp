@@ -1,6 +1,7 @@
 // Spatial batch normalization (SPATIAL and SPATIAL_PERSISTENT; forward inference,
 // forward training, backward; the plain calls and the Ex / generic-family calls with a
-// fused activation or add) on FLOAT data with FLOAT parameters, when x and every other
+// fused activation or add) on FLOAT, HALF or BFLOAT16 data with FLOAT parameters, or
+// DOUBLE data with DOUBLE parameters (cuDNN's pairs), when x and every other
 // data tensor of the call are laid out alike and densely packed (NCHW, NHWC or any other
 // dimension order without gaps).
 //
@@ -11,19 +12,23 @@
 //                 long contiguous runs (NCHW) summed in 8 lanes, short ones (NHWC)
 //                 accumulated across the channels of a row;
 //   element-wise  the normalization, activation and blending in double per element,
-//                 rounded once to float.
+//                 rounded once to the storage type.
+// The kernels are templates on the data's storage type T (cpu/storage.hpp); parameters,
+// saved statistics and running averages are param_t<T>.
 // Mean and variance are two-pass, as in the reference (core/norm_problem.hpp gives
 // the formulas); results agree with it to double rounding. Everything else
-// (PER_ACTIVATION, other types, strided views, differing layouts, partly overlapping
+// (PER_ACTIVATION, other type pairs, strided views, differing layouts, partly overlapping
 // buffers) is left to the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
+#include "cpu/storage.hpp"
 #include "core/norm_math.hpp"
 #include "core/norm_problem.hpp"
 
@@ -49,19 +54,25 @@ bool same_view(const core::TensorDesc& a, const core::TensorDesc& b) {
     return same_strides(a.nb_dims, a.dims, a.strides, b.nb_dims, b.dims, b.strides);
 }
 
-// Data buffers of one view either are the same buffer or do not overlap.
-bool apart_or_same(const void* a, const void* b, int64_t elems) {
+// Parameter type for data of storage type T: FLOAT, or DOUBLE for DOUBLE data.
+template <class T>
+using param_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Data buffers of one view (`bytes` long) either are the same buffer or do not overlap.
+bool apart_or_same(const void* a, const void* b, int64_t bytes_) {
     if (a == b) return true;
     const char* pa = static_cast<const char*>(a);
     const char* pb = static_cast<const char*>(b);
-    const size_t bytes = static_cast<size_t>(elems) * sizeof(float);
+    const size_t bytes = static_cast<size_t>(bytes_);
     return pa + bytes <= pb || pb + bytes <= pa;
 }
 
 Status check_common(const core::NormCommon& k, const core::TensorDesc& x) {
     ODNN_REQUIRE_SUPPORTED(k.g.per_channel, "PER_ACTIVATION mode");
-    ODNN_REQUIRE_SUPPORTED(k.dtype == CUDNN_DATA_FLOAT && k.param_dtype == CUDNN_DATA_FLOAT,
-                           "data or parameters not FLOAT");
+    const cudnnDataType_t param = k.dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    ODNN_REQUIRE_SUPPORTED(storage_supported(k.dtype) && k.param_dtype == param,
+                           "data not FLOAT, DOUBLE, HALF or BFLOAT16, or parameters not %s",
+                           param == CUDNN_DATA_DOUBLE ? "DOUBLE" : "FLOAT");
     ODNN_REQUIRE_SUPPORTED(dense(x), "x is not densely packed");
     return Status::ok();
 }
@@ -92,15 +103,19 @@ Layout layout_of(const core::NormGeometry& g, const core::TensorDesc& x) {
 }
 
 // Per-channel parameter access (SPATIAL: 1 x C x 1 x 1, channel stride strides[1]).
+template <class P>
 struct Param {
-    const float* p;
+    const P* p;
     int64_t stride;
+    Param(const void* ptr, int64_t s) : p(static_cast<const P*>(ptr)), stride(s) {}
     double operator[](int64_t c) const { return static_cast<double>(p[c * stride]); }
 };
+template <class P>
 struct ParamOut {
-    float* p;
+    P* p;
     int64_t stride;
-    float& operator[](int64_t c) const { return p[c * stride]; }
+    ParamOut(void* ptr, int64_t s) : p(static_cast<P*>(ptr)), stride(s) {}
+    P& operator[](int64_t c) const { return p[c * stride]; }
 };
 
 // K sums of f(i) over i < len, each in kLanes partial sums added in a fixed order.
@@ -171,15 +186,16 @@ void channel_sums(const Layout& l, F f, double* sums) {
 }
 
 // Mean and biased variance of every channel of x (two passes, as the reference).
-void channel_stats(const Layout& l, const float* x, std::vector<double>& mean, std::vector<double>& var) {
+template <class T>
+void channel_stats(const Layout& l, const T* x, std::vector<double>& mean, std::vector<double>& var) {
     const double m = static_cast<double>(l.outer * l.inner);
     mean.assign(static_cast<size_t>(l.c), 0.0);
     var.assign(static_cast<size_t>(l.c), 0.0);
-    channel_sums<1>(l, [x](int64_t, int64_t j, double* v) { v[0] = static_cast<double>(x[j]); }, mean.data());
+    channel_sums<1>(l, [x](int64_t, int64_t j, double* v) { v[0] = static_cast<double>(load(x[j])); }, mean.data());
     for (double& s : mean) s /= m;
     const double* mu = mean.data();
     channel_sums<1>(l, [x, mu](int64_t c, int64_t j, double* v) {
-        const double d = static_cast<double>(x[j]) - mu[c];
+        const double d = static_cast<double>(load(x[j])) - mu[c];
         v[0] = d * d;
     }, var.data());
     for (double& s : var) s /= m;
@@ -205,22 +221,23 @@ void for_each_element(const Layout& l, F f) {
 }
 
 // y = alpha * act(k[c] * (x - mean[c]) + bias[c] [+ z]) (+ beta * y), k = inv_std * scale.
-void apply_forward(const core::NormCommon& kc, const Layout& l, const float* x, const float* z, float* y,
+template <class T>
+void apply_forward(const core::NormCommon& kc, const Layout& l, const T* x, const T* z, T* y,
                    const core::Scale& out, const double* mean, const double* k, const double* bias) {
     const double alpha = out.alpha, beta = out.beta;
     if (kc.ops == NormOps::norm && beta == 0.0) {
         for_each_element(l, [=](int64_t c, int64_t j) {
-            y[j] = static_cast<float>(alpha * ((static_cast<double>(x[j]) - mean[c]) * k[c] + bias[c]));
+            y[j] = store<T>(alpha * ((static_cast<double>(load(x[j])) - mean[c]) * k[c] + bias[c]));
         });
         return;
     }
     const NormOps ops = kc.ops;
     const core::NormActivation act = kc.act;
     for_each_element(l, [=](int64_t c, int64_t j) {
-        double v = (static_cast<double>(x[j]) - mean[c]) * k[c] + bias[c];
-        if (ops == NormOps::add_act) v += static_cast<double>(z[j]);
+        double v = (static_cast<double>(load(x[j])) - mean[c]) * k[c] + bias[c];
+        if (ops == NormOps::add_act) v += static_cast<double>(load(z[j]));
         if (ops != NormOps::norm) v = core::norm_act_forward(act, v);
-        y[j] = core::blend_float(v, alpha, beta, y[j]);
+        y[j] = blend(v, alpha, beta, y[j]);
     });
 }
 
@@ -230,7 +247,7 @@ template <class P>
 Status check_forward(const P& p) {
     ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
     ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
-    const int64_t n = p.x.num_elements();
+    const int64_t n = p.x.num_elements() * storage_bytes(p.k.dtype);
     ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
     if (p.k.ops == NormOps::add_act) {
         ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
@@ -248,20 +265,27 @@ public:
         return check_forward(p);
     }
     Status execute(const core::Handle&, const core::BnFwdInferenceProblem& p) const override {
+        with_storage(p.k.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::BnFwdInferenceProblem& p) {
+        using P = param_t<T>;
         const Layout l = layout_of(p.k.g, p.x);
-        const Param scale{static_cast<const float*>(p.scale), p.scale_bias.strides[1]};
-        const Param bias{static_cast<const float*>(p.bias), p.scale_bias.strides[1]};
-        const Param mean{static_cast<const float*>(p.mean), p.mean_var.strides[1]};
-        const Param var{static_cast<const float*>(p.var), p.mean_var.strides[1]};
+        const Param<P> scale(p.scale, p.scale_bias.strides[1]);
+        const Param<P> bias(p.bias, p.scale_bias.strides[1]);
+        const Param<P> mean(p.mean, p.mean_var.strides[1]);
+        const Param<P> var(p.var, p.mean_var.strides[1]);
         std::vector<double> mu(l.c), k(l.c), b(l.c);
         for (int64_t c = 0; c < l.c; ++c) {
             mu[c] = mean[c];
             k[c] = 1.0 / std::sqrt(var[c] + p.k.epsilon) * scale[c];
             b[c] = bias[c];
         }
-        apply_forward(p.k, l, static_cast<const float*>(p.x_data), static_cast<const float*>(p.z_data),
-                      static_cast<float*>(p.y_data), p.out, mu.data(), k.data(), b.data());
-        return Status::ok();
+        apply_forward(p.k, l, static_cast<const T*>(p.x_data), static_cast<const T*>(p.z_data),
+                      static_cast<T*>(p.y_data), p.out, mu.data(), k.data(), b.data());
     }
 };
 
@@ -274,13 +298,21 @@ public:
         return check_forward(p);
     }
     Status execute(const core::Handle&, const core::BnFwdTrainingProblem& p) const override {
+        with_storage(p.k.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::BnFwdTrainingProblem& p) {
+        using P = param_t<T>;
         const Layout l = layout_of(p.k.g, p.x);
-        const float* x = static_cast<const float*>(p.x_data);
+        const T* x = static_cast<const T*>(p.x_data);
         std::vector<double> mean, var;
         channel_stats(l, x, mean, var);
         const int64_t sb = p.scale_bias.strides[1], mv = p.mean_var.strides[1];
-        const Param scale{static_cast<const float*>(p.scale), sb};
-        const Param bias{static_cast<const float*>(p.bias), sb};
+        const Param<P> scale(p.scale, sb);
+        const Param<P> bias(p.bias, sb);
         const double m = static_cast<double>(l.outer * l.inner);
         // Unbiased variance for the running average; one element per channel: the biased (0).
         const double unbias = l.outer * l.inner > 1 ? m / (m - 1.0) : 1.0;
@@ -288,21 +320,20 @@ public:
         for (int64_t c = 0; c < l.c; ++c) {
             const double inv_std = 1.0 / std::sqrt(var[c] + p.k.epsilon);
             if (p.running_mean) {
-                const ParamOut rm{static_cast<float*>(p.running_mean), mv};
-                const ParamOut rv{static_cast<float*>(p.running_var), mv};
-                rm[c] = static_cast<float>((1.0 - p.factor) * static_cast<double>(rm[c]) + p.factor * mean[c]);
-                rv[c] = static_cast<float>((1.0 - p.factor) * static_cast<double>(rv[c]) + p.factor * var[c] * unbias);
+                const ParamOut<P> rm(p.running_mean, mv);
+                const ParamOut<P> rv(p.running_var, mv);
+                rm[c] = static_cast<P>((1.0 - p.factor) * static_cast<double>(rm[c]) + p.factor * mean[c]);
+                rv[c] = static_cast<P>((1.0 - p.factor) * static_cast<double>(rv[c]) + p.factor * var[c] * unbias);
             }
             if (p.save_mean) {
-                ParamOut{static_cast<float*>(p.save_mean), mv}[c] = static_cast<float>(mean[c]);
-                ParamOut{static_cast<float*>(p.save_inv_var), mv}[c] = static_cast<float>(inv_std);
+                ParamOut<P>(p.save_mean, mv)[c] = static_cast<P>(mean[c]);
+                ParamOut<P>(p.save_inv_var, mv)[c] = static_cast<P>(inv_std);
             }
             k[c] = inv_std * scale[c];
             b[c] = bias[c];
         }
-        apply_forward(p.k, l, x, static_cast<const float*>(p.z_data), static_cast<float*>(p.y_data), p.out,
+        apply_forward(p.k, l, x, static_cast<const T*>(p.z_data), static_cast<T*>(p.y_data), p.out,
                       mean.data(), k.data(), b.data());
-        return Status::ok();
     }
 };
 
@@ -320,7 +351,7 @@ public:
         if (add) ODNN_RETURN_IF_ERROR(check_like_x(p.dz, "dz", p.x));
         // Every element is read before it is written: an output may be an input, but
         // must not overlap one elsewhere.
-        const int64_t n = p.x.num_elements();
+        const int64_t n = p.x.num_elements() * storage_bytes(p.k.dtype);
         const void* ins[] = {p.x_data, p.dy_data, act ? p.y_data : p.x_data};
         void* outs[] = {p.dx_data, add ? p.dz_data : p.dx_data};
         for (void* o : outs)
@@ -330,16 +361,24 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::BnBackwardProblem& p) const override {
+        with_storage(p.k.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::BnBackwardProblem& p) {
+        using P = param_t<T>;
         const core::NormCommon& kc = p.k;
         const Layout l = layout_of(kc.g, p.x);
-        const float* x = static_cast<const float*>(p.x_data);
-        const float* dy = static_cast<const float*>(p.dy_data);
-        const float* y = static_cast<const float*>(p.y_data);
+        const T* x = static_cast<const T*>(p.x_data);
+        const T* dy = static_cast<const T*>(p.dy_data);
+        const T* y = static_cast<const T*>(p.y_data);
         const int64_t sb = p.scale_bias.strides[1], mv = p.mean_var.strides[1];
         std::vector<double> mean(l.c), inv_std(l.c);
         if (p.saved_mean) {
-            const Param sm{static_cast<const float*>(p.saved_mean), mv};
-            const Param si{static_cast<const float*>(p.saved_inv_var), mv};
+            const Param<P> sm(p.saved_mean, mv);
+            const Param<P> si(p.saved_inv_var, mv);
             for (int64_t c = 0; c < l.c; ++c) {
                 mean[c] = sm[c];
                 inv_std[c] = si[c];
@@ -354,8 +393,8 @@ public:
         const core::NormActivation a = kc.act;
         // dy' = dy * act'(y): the gradient at the normalization's output.
         auto grad = [=](int64_t j) {
-            double d = static_cast<double>(dy[j]);
-            if (act) d *= core::norm_act_grad_from_y(a, static_cast<double>(y[j]));
+            double d = static_cast<double>(load(dy[j]));
+            if (act) d *= core::norm_act_grad_from_y(a, static_cast<double>(load(y[j])));
             return d;
         };
         // sums[2c] = sum dy', sums[2c + 1] = sum dy' * (x - mean).
@@ -363,14 +402,14 @@ public:
         if (act)
             channel_sums<2>(l, [=](int64_t c, int64_t j, double* v) {
                 v[0] = grad(j);
-                v[1] = v[0] * (static_cast<double>(x[j]) - mu[c]);
+                v[1] = v[0] * (static_cast<double>(load(x[j])) - mu[c]);
             }, sums.data());
         else
             channel_sums<2>(l, [=](int64_t c, int64_t j, double* v) {
-                v[0] = static_cast<double>(dy[j]);
-                v[1] = v[0] * (static_cast<double>(x[j]) - mu[c]);
+                v[0] = static_cast<double>(load(dy[j]));
+                v[1] = v[0] * (static_cast<double>(load(x[j])) - mu[c]);
             }, sums.data());
-        const Param scale{static_cast<const float*>(p.scale), sb};
+        const Param<P> scale(p.scale, sb);
         const double inv_m = 1.0 / static_cast<double>(l.outer * l.inner);
         // dx = ks * (dy' - mean_dy - (x - mean) * kx), with xhat = (x - mean) * inv_std.
         std::vector<double> ks(l.c), mdy(l.c), kx(l.c);
@@ -379,31 +418,30 @@ public:
             ks[c] = scale[c] * inv_std[c];
             mdy[c] = sum_dy * inv_m;
             kx[c] = inv_std[c] * sum_dy_xhat * inv_m;
-            const ParamOut ds{static_cast<float*>(p.dscale), sb}, db{static_cast<float*>(p.dbias), sb};
+            const ParamOut<P> ds(p.dscale, sb), db(p.dbias, sb);
             const double pa = p.param.alpha, pb = p.param.beta;
-            ds[c] = static_cast<float>(pb == 0.0 ? pa * sum_dy_xhat : pa * sum_dy_xhat + pb * static_cast<double>(ds[c]));
-            db[c] = static_cast<float>(pb == 0.0 ? pa * sum_dy : pa * sum_dy + pb * static_cast<double>(db[c]));
+            ds[c] = static_cast<P>(pb == 0.0 ? pa * sum_dy_xhat : pa * sum_dy_xhat + pb * static_cast<double>(ds[c]));
+            db[c] = static_cast<P>(pb == 0.0 ? pa * sum_dy : pa * sum_dy + pb * static_cast<double>(db[c]));
         }
-        float* dx = static_cast<float*>(p.dx_data);
-        float* dz = static_cast<float*>(p.dz_data);
+        T* dx = static_cast<T*>(p.dx_data);
+        T* dz = static_cast<T*>(p.dz_data);
         const double alpha = p.data.alpha, beta = p.data.beta;
         const double *pks = ks.data(), *pmdy = mdy.data(), *pkx = kx.data();
         if (!act && beta == 0.0) {
             for_each_element(l, [=](int64_t c, int64_t j) {
-                const double d = static_cast<double>(dy[j]);
-                dx[j] = static_cast<float>(alpha * (pks[c] * (d - pmdy[c] - (static_cast<double>(x[j]) - mu[c]) * pkx[c])));
+                const double d = static_cast<double>(load(dy[j]));
+                dx[j] = store<T>(alpha * (pks[c] * (d - pmdy[c] - (static_cast<double>(load(x[j])) - mu[c]) * pkx[c])));
             });
-            return Status::ok();
+            return;
         }
         const bool add = kc.ops == NormOps::add_act;
         for_each_element(l, [=](int64_t c, int64_t j) {
             const double d = grad(j);
-            const double v = pks[c] * (d - pmdy[c] - (static_cast<double>(x[j]) - mu[c]) * pkx[c]);
-            dx[j] = core::blend_float(v, alpha, beta, dx[j]);
+            const double v = pks[c] * (d - pmdy[c] - (static_cast<double>(load(x[j])) - mu[c]) * pkx[c]);
+            dx[j] = blend(v, alpha, beta, dx[j]);
             if (add)
-                dz[j] = core::blend_float(d, alpha, beta, dz[j]);
+                dz[j] = blend(d, alpha, beta, dz[j]);
         });
-        return Status::ok();
     }
 };
 

@@ -1,18 +1,20 @@
-// 2-D pooling forward and backward (MAX, MAX_DETERMINISTIC, both AVERAGE modes) on FLOAT
-// tensors that are each densely packed (NCHW, NHWC or any other order, the four need
-// not match): one task per (n, c) image plane, the window bounds of every output row and
-// column computed once per call, and no per-element index arithmetic beyond two
-// strides. Where channels are innermost in every operand (NHWC), the channels of a
-// window position are one contiguous run: forward takes one task per output row and
-// backward one per image, with the channel loop innermost (fwd_channels_last,
-// bwd_channels_last). Max windows without NaN take a branch-free path (unrolled for 2x2
-// and 3x3).
+// 2-D pooling forward and backward (MAX, MAX_DETERMINISTIC, both AVERAGE modes) on FLOAT,
+// DOUBLE, HALF or BFLOAT16 tensors (one type for all) that are each densely packed (NCHW,
+// NHWC or any other order, the four need not match): one task per (n, c) image plane,
+// the window bounds of every output row and column computed once per call, and no
+// per-element index arithmetic beyond two strides. Where channels are innermost in
+// every operand (NHWC), the channels of a window position are one contiguous run:
+// forward takes one task per output row and backward one per image, with the channel
+// loop innermost (fwd_channels_last, bwd_channels_last). Max windows without NaN take a
+// branch-free path (unrolled for 2x2 and 3x3).
 // The rules are the reference's (core/pool_problem.hpp): ties go to the first element
 // in window order, NaN follows the propagation flag, averages are summed in double,
 // backward sums every contribution to an input element in double in output order and
 // blends once (non-overlapping max windows with beta = 0 store alpha * dy directly: the
-// same value); results match the reference bit for bit. Other types, ranks, strided
-// views and outputs that overlap an input are left to the reference.
+// same value); results match the reference bit for bit. The kernels are templates on
+// the storage type T (cpu/storage.hpp); maxima compare value_t<T> (float for the 16-bit
+// types, which hold every such value exactly; double for DOUBLE). Other types, ranks,
+// strided views and outputs that overlap an input are left to the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +24,7 @@
 #include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
+#include "cpu/storage.hpp"
 #include "core/pool_problem.hpp"
 
 namespace odnn::cpu {
@@ -42,19 +45,20 @@ bool same_view(const core::TensorDesc& a, const core::TensorDesc& b) {
     return same_strides(a.nb_dims, a.dims, a.strides, b.nb_dims, b.dims, b.strides);
 }
 
-// [first, last) bytes a dense FLOAT tensor occupies.
+// [first, last) bytes a dense tensor occupies.
 struct Bytes {
     const char* lo;
     const char* hi;
 };
 Bytes bytes_of(const void* p, const core::TensorDesc& t) {
     const char* c = static_cast<const char*>(p);
-    return {c, c + static_cast<size_t>(t.span_elements()) * sizeof(float)};
+    return {c, c + static_cast<size_t>(t.span_elements() * storage_bytes(t.dtype))};
 }
 bool overlap(Bytes a, Bytes b) { return a.lo < b.hi && b.lo < a.hi; }
 
-Status check_tensor(const core::TensorDesc& t, const char* name) {
-    ODNN_REQUIRE_SUPPORTED(t.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
+Status check_tensor(const core::TensorDesc& t, const char* name, const core::TensorDesc& x) {
+    ODNN_REQUIRE_SUPPORTED(storage_supported(t.dtype), "%s is not FLOAT, DOUBLE, HALF or BFLOAT16", name);
+    ODNN_REQUIRE_SUPPORTED(t.dtype == x.dtype, "%s and x differ in data type", name);
     ODNN_REQUIRE_SUPPORTED(t.nb_dims == 4, "%s is not 4-D", name);
     ODNN_REQUIRE_SUPPORTED(dense(t), "%s is not densely packed", name);
     return Status::ok();
@@ -106,14 +110,15 @@ struct Pick {
 
 // Max over rows [h0, h1) x columns [w0, w1) of a plane by the reference's rules (an
 // empty window gives 0 and no pick).
-inline float window_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
-                        bool propagate, Pick* pick) {
-    float best = 0.0f;
+template <class T, class V = value_t<T>>
+inline V window_max(const T* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                    bool propagate, Pick* pick) {
+    V best = 0;
     Pick at, first_nan;
     for (int64_t h = h0; h < h1; ++h) {
-        const float* row = x + h * sh;
+        const T* row = x + h * sh;
         for (int64_t w = w0; w < w1; ++w) {
-            const float v = row[w * sw];
+            const V v = load(row[w * sw]);
             if (v != v) {
                 if (propagate) {
                     *pick = {h, w};
@@ -137,23 +142,23 @@ inline float window_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int6
 // The same for windows without NaN, branch-free: false (nothing stored) when the window
 // holds a NaN, for window_max to decide. KH / KW > 0: the window is KH x KW (unrolled);
 // 0: the extents come from the bounds.
-template <int KH, int KW>
-inline bool window_max_plain(const float* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
-                             float* out, Pick* pick) {
+template <int KH, int KW, class T, class V>
+inline bool window_max_plain(const T* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                             V* out, Pick* pick) {
     const int64_t nh = KH > 0 ? KH : h1 - h0, nw = KW > 0 ? KW : w1 - w0;
     if (nh <= 0 || nw <= 0) {
-        *out = 0.0f;
+        *out = 0;
         *pick = Pick();
         return true;
     }
-    const float* base = x + h0 * sh + w0 * sw;
-    float best = base[0];
+    const T* base = x + h0 * sh + w0 * sw;
+    V best = load(base[0]);
     int64_t br = 0, bs = 0;
     bool nan = false;
     for (int64_t r = 0; r < nh; ++r) {
-        const float* row = base + r * sh;
+        const T* row = base + r * sh;
         for (int64_t s = 0; s < nw; ++s) {
-            const float v = row[s * sw];
+            const V v = load(row[s * sw]);
             nan |= v != v;
             const bool gt = v > best;  // strict: the first of equal values stays
             best = gt ? v : best;
@@ -168,9 +173,10 @@ inline bool window_max_plain(const float* x, int64_t sh, int64_t sw, int64_t h0,
 }
 
 // window_max through the branch-free kernels where the window has no NaN.
-inline float pooled_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
-                        bool propagate, Pick* pick) {
-    float v;
+template <class T, class V = value_t<T>>
+inline V pooled_max(const T* x, int64_t sh, int64_t sw, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                    bool propagate, Pick* pick) {
+    V v;
     bool done;
     if (h1 - h0 == 2 && w1 - w0 == 2)
         done = window_max_plain<2, 2>(x, sh, sw, h0, h1, w0, w1, &v, pick);
@@ -185,13 +191,14 @@ inline float pooled_max(const float* x, int64_t sh, int64_t sw, int64_t h0, int6
 // consecutive outputs whose windows lie inside the plane: the max of each and which of
 // its four elements it is (0..3 in window order, the first of equal values). Vectorises;
 // false when a NaN was seen (the outputs are then to be recomputed by the rules).
-inline bool max_2x2_s2_row(const float* __restrict r0, const float* __restrict r1, int64_t n, float* __restrict val,
+template <class T, class V>
+inline bool max_2x2_s2_row(const T* __restrict r0, const T* __restrict r1, int64_t n, V* __restrict val,
                            int32_t* __restrict which) {
     int nan = 0;
     for (int64_t i = 0; i < n; ++i) {
-        const float a = r0[2 * i], b = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];
+        const V a = load(r0[2 * i]), b = load(r0[2 * i + 1]), c = load(r1[2 * i]), d = load(r1[2 * i + 1]);
         nan |= (a != a) | (b != b) | (c != c) | (d != d);
-        float m = a;
+        V m = a;
         int32_t k = 0;
         bool gt = b > m;
         m = gt ? b : m;
@@ -209,13 +216,15 @@ inline bool max_2x2_s2_row(const float* __restrict r0, const float* __restrict r
 }
 
 // The same for 3x3 windows at stride 2 along rows r0, r1, r2 (which: 0..8 in window order).
-inline bool max_3x3_s2_row(const float* __restrict r0, const float* __restrict r1, const float* __restrict r2,
-                           int64_t n, float* __restrict val, int32_t* __restrict which) {
+template <class T, class V>
+inline bool max_3x3_s2_row(const T* __restrict r0, const T* __restrict r1, const T* __restrict r2,
+                           int64_t n, V* __restrict val, int32_t* __restrict which) {
     int nan = 0;
     for (int64_t i = 0; i < n; ++i) {
-        const float v[9] = {r0[2 * i], r0[2 * i + 1], r0[2 * i + 2], r1[2 * i], r1[2 * i + 1],
-                            r1[2 * i + 2], r2[2 * i], r2[2 * i + 1], r2[2 * i + 2]};
-        float m = v[0];
+        const V v[9] = {load(r0[2 * i]), load(r0[2 * i + 1]), load(r0[2 * i + 2]),
+                        load(r1[2 * i]), load(r1[2 * i + 1]), load(r1[2 * i + 2]),
+                        load(r2[2 * i]), load(r2[2 * i + 1]), load(r2[2 * i + 2])};
+        V m = v[0];
         int32_t k = 0;
         nan |= v[0] != v[0];
         for (int j = 1; j < 9; ++j) {
@@ -231,8 +240,9 @@ inline bool max_3x3_s2_row(const float* __restrict r0, const float* __restrict r
 }
 
 // Per-thread scratch of one plane's max pooling: values and picks of every output.
+template <class V>
 struct MaxScratch {
-    std::vector<float> val;
+    std::vector<V> val;
     std::vector<Pick> pick;
     std::vector<int32_t> which;
     explicit MaxScratch(const Plan& plan)
@@ -242,7 +252,8 @@ struct MaxScratch {
 // Max pooling of one plane into s.val / s.pick (row-major over the outputs). 2x2 and 3x3
 // windows at stride 2 over unit-stride rows take the vector row kernels where they lie
 // inside the plane; everything else (and rows holding NaN) goes output by output.
-void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64_t sh, int64_t sw, MaxScratch& s) {
+template <class T, class V>
+void plane_max(const core::PoolGeom& g, const Plan& plan, const T* xp, int64_t sh, int64_t sw, MaxScratch<V>& s) {
     const int64_t k = g.win[0];  // the row kernels' window: k x k, stride 2
     const bool rows = sw == 1 && (k == 2 || k == 3) && g.win[1] == k && g.stride[1] == 2;
     // Outputs [lo, hi) whose k-wide windows start at 2 * ow - pad >= 0 and end <= W.
@@ -251,11 +262,11 @@ void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64
     const int64_t hi = rows ? std::max(lo, std::min<int64_t>(plan.OW, core::floor_div(plan.W + pad - k, 2) + 1)) : 0;
     for (int64_t oh = 0; oh < plan.OH; ++oh) {
         const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
-        float* val = s.val.data() + oh * plan.OW;
+        V* val = s.val.data() + oh * plan.OW;
         Pick* pick = s.pick.data() + oh * plan.OW;
         int64_t vec_lo = 0, vec_hi = 0;  // outputs the row kernel covered
         if (rows && h1 - h0 == k && hi > lo) {
-            const float* r0 = xp + h0 * sh + (2 * lo - pad);
+            const T* r0 = xp + h0 * sh + (2 * lo - pad);
             const bool ok = k == 2 ? max_2x2_s2_row(r0, r0 + sh, hi - lo, val + lo, s.which.data())
                                    : max_3x3_s2_row(r0, r0 + sh, r0 + 2 * sh, hi - lo, val + lo, s.which.data());
             if (ok) {
@@ -283,19 +294,19 @@ void plane_max(const core::PoolGeom& g, const Plan& plan, const float* xp, int64
 // unless the window holds nothing else (then its first NaN). best[c] is the value, at[c]
 // the tap index in window order (row-major over the clipped window). Vectorises;
 // channels_window_max_by picks the NaN rule.
-template <bool Propagate, class X>
-void channels_window_max(X v, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t C, float* best, int32_t* at) {
+template <bool Propagate, class X, class V>
+void channels_window_max(X v, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t C, V* best, int32_t* at) {
     int32_t k = 0;
     for (int64_t h = h0; h < h1; ++h)
         for (int64_t w = w0; w < w1; ++w, ++k) {
-            const float* e = v(h, w);
+            const auto* e = v(h, w);
             if (k == 0) {
-                std::copy(e, e + C, best);
+                for (int64_t c = 0; c < C; ++c) best[c] = load(e[c]);
                 std::fill(at, at + C, 0);
                 continue;
             }
             for (int64_t c = 0; c < C; ++c) {
-                const float a = best[c], x = e[c];
+                const V a = best[c], x = load(e[c]);
                 const bool take = Propagate ? a == a && (x != x || x > a) : x == x && (a != a || x > a);
                 best[c] = take ? x : a;
                 at[c] = take ? k : at[c];
@@ -303,9 +314,9 @@ void channels_window_max(X v, int64_t h0, int64_t h1, int64_t w0, int64_t w1, in
         }
 }
 
-template <class X>
+template <class X, class V>
 void channels_window_max_by(bool propagate, X v, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t C,
-                            float* best, int32_t* at) {
+                            V* best, int32_t* at) {
     if (propagate)
         channels_window_max<true>(v, h0, h1, w0, w1, C, best, at);
     else
@@ -313,23 +324,25 @@ void channels_window_max_by(bool propagate, X v, int64_t h0, int64_t h1, int64_t
 }
 
 // out[c] = alpha * r[c] (+ beta * out[c], read only when beta != 0), in double, rounded once.
-template <class R>
-void blend_channels(float* out, const R* r, int64_t C, double alpha, double beta) {
+template <class T, class R>
+void blend_channels(T* out, const R* r, int64_t C, double alpha, double beta) {
     if (beta == 0.0) {
-        for (int64_t c = 0; c < C; ++c) out[c] = static_cast<float>(alpha * static_cast<double>(r[c]));
+        for (int64_t c = 0; c < C; ++c) out[c] = store<T>(alpha * static_cast<double>(r[c]));
     } else {
         for (int64_t c = 0; c < C; ++c)
-            out[c] = static_cast<float>(alpha * static_cast<double>(r[c]) + beta * static_cast<double>(out[c]));
+            out[c] = store<T>(alpha * static_cast<double>(r[c]) + beta * static_cast<double>(load(out[c])));
     }
 }
 
 // Forward with channels innermost in x and y (NHWC and the like, C > 1): one task per
 // output row (n, oh); each window's taps in window order, the channel loop innermost
 // (vectorised); maxima by channels_window_max, averages summed in double.
+template <class T>
 void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
+    using V = value_t<T>;
     const core::PoolGeom& g = p.g;
-    const float* x = static_cast<const float*>(p.x_data);
-    float* y = static_cast<float*>(p.y_data);
+    const T* x = static_cast<const T*>(p.x_data);
+    T* y = static_cast<T*>(p.y_data);
     const int64_t C = g.c, rows = g.n * plan.OH;
     const int64_t* sx = p.x.strides;
     const int64_t* sy = p.y.strides;
@@ -337,24 +350,24 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
     const bool is_max = g.is_max(), propagate = g.propagate_nan;
 #pragma omp parallel if (rows > 1 && plan.work > kParallelMinWork)
     {
-        std::vector<float> best(static_cast<size_t>(C));
+        std::vector<V> best(static_cast<size_t>(C));
         std::vector<int32_t> at(static_cast<size_t>(C));
         std::vector<double> sum(static_cast<size_t>(C));
-        float* b = best.data();
+        V* b = best.data();
         double* sm = sum.data();
 #pragma omp for schedule(static)
         for (int64_t row = 0; row < rows; ++row) {
             const int64_t n = row / plan.OH, oh = row % plan.OH;
             const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
-            const float* xn = x + n * sx[0];
+            const T* xn = x + n * sx[0];
             auto pos = [&](int64_t h, int64_t w) { return xn + h * sx[2] + w * sx[3]; };
-            float* yrow = y + n * sy[0] + oh * sy[2];
+            T* yrow = y + n * sy[0] + oh * sy[2];
             for (int64_t ow = 0; ow < plan.OW; ++ow) {
                 const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
-                float* out = yrow + ow * sy[3];
+                T* out = yrow + ow * sy[3];
                 if (is_max) {
                     if (h1 <= h0 || w1 <= w0)
-                        std::fill(b, b + C, 0.0f);  // empty window: 0
+                        std::fill(b, b + C, V(0));  // empty window: 0
                     else
                         channels_window_max_by(propagate, pos, h0, h1, w0, w1, C, b, at.data());
                     blend_channels(out, b, C, alpha, beta);
@@ -363,8 +376,8 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
                 std::fill(sm, sm + C, 0.0);
                 for (int64_t h = h0; h < h1; ++h)
                     for (int64_t w = w0; w < w1; ++w) {
-                        const float* v = pos(h, w);
-                        for (int64_t c = 0; c < C; ++c) sm[c] += static_cast<double>(v[c]);
+                        const T* v = pos(h, w);
+                        for (int64_t c = 0; c < C; ++c) sm[c] += static_cast<double>(load(v[c]));
                     }
                 const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
                 for (int64_t c = 0; c < C; ++c) sm[c] = div > 0 ? sm[c] / div : 0.0;
@@ -379,36 +392,44 @@ public:
     const char* name() const override { return "fast_pooling_fwd_2d"; }
     Status check(const core::PoolingFwdProblem& p) const override {
         ODNN_RETURN_IF_ERROR(check_geometry(p.g));
-        ODNN_RETURN_IF_ERROR(check_tensor(p.x, "x"));
-        ODNN_RETURN_IF_ERROR(check_tensor(p.y, "y"));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.x, "x", p.x));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.y, "y", p.x));
         ODNN_REQUIRE_SUPPORTED(!overlap(bytes_of(p.x_data, p.x), bytes_of(p.y_data, p.y)), "y overlaps x");
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::PoolingFwdProblem& p) const override {
+        with_storage(p.x.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::PoolingFwdProblem& p) {
+        using V = value_t<T>;
         const core::PoolGeom& g = p.g;
         const Plan plan(g);
         if (g.c > 1 && p.x.strides[1] == 1 && p.y.strides[1] == 1) {
-            fwd_channels_last(p, plan);
-            return Status::ok();
+            fwd_channels_last<T>(p, plan);
+            return;
         }
-        const float* x = static_cast<const float*>(p.x_data);
-        float* y = static_cast<float*>(p.y_data);
+        const T* x = static_cast<const T*>(p.x_data);
+        T* y = static_cast<T*>(p.y_data);
         const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3], syh = p.y.strides[2], syw = p.y.strides[3];
         const double alpha = p.out.alpha, beta = p.out.beta;
         const bool is_max = g.is_max();
         const int64_t planes = g.n * g.c;
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
-            std::unique_ptr<MaxScratch> scratch(is_max ? new MaxScratch(plan) : nullptr);
+            std::unique_ptr<MaxScratch<V>> scratch(is_max ? new MaxScratch<V>(plan) : nullptr);
 #pragma omp for schedule(static)
             for (int64_t nc = 0; nc < planes; ++nc) {
                 const int64_t n = nc / g.c, c = nc % g.c;
-                const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
-                float* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
+                const T* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
+                T* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
                 if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
                 for (int64_t oh = 0; oh < plan.OH; ++oh) {
                     const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
-                    float* yrow = yp + oh * syh;
+                    T* yrow = yp + oh * syh;
                     for (int64_t ow = 0; ow < plan.OW; ++ow) {
                         const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
                         double r;
@@ -417,17 +438,17 @@ public:
                         } else {
                             double sum = 0.0;
                             for (int64_t h = h0; h < h1; ++h)
-                                for (int64_t w = w0; w < w1; ++w) sum += static_cast<double>(xp[h * sxh + w * sxw]);
+                                for (int64_t w = w0; w < w1; ++w)
+                                    sum += static_cast<double>(load(xp[h * sxh + w * sxw]));
                             const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
                             r = div > 0 ? sum / div : 0.0;
                         }
-                        float& out = yrow[ow * syw];
-                        out = core::blend_float(r, alpha, beta, out);
+                        T& out = yrow[ow * syw];
+                        out = blend(r, alpha, beta, out);
                     }
                 }
             }
         }
-        return Status::ok();
     }
 };
 
@@ -436,11 +457,13 @@ public:
 // the channel loop innermost), every contribution is summed in double in output order
 // into the image's accumulator [h][w][c], which is blended into dx once at the end (x
 // and dy of the image are read before its dx is written: either may be dx).
+template <class T>
 void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
+    using V = value_t<T>;
     const core::PoolGeom& g = p.g;
-    const float* x = static_cast<const float*>(p.x_data);
-    const float* dy = static_cast<const float*>(p.dy_data);
-    float* dx = static_cast<float*>(p.dx_data);
+    const T* x = static_cast<const T*>(p.x_data);
+    const T* dy = static_cast<const T*>(p.dy_data);
+    T* dx = static_cast<T*>(p.dx_data);
     const int64_t C = g.c, H = plan.H, W = plan.W;
     const int64_t* sx = p.x.strides;
     const int64_t* sdy = p.dy.strides;
@@ -450,7 +473,7 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
 #pragma omp parallel if (g.n > 1 && plan.work > kParallelMinWork)
     {
         std::vector<double> acc(static_cast<size_t>(H * W * C));
-        std::vector<float> best(static_cast<size_t>(C));
+        std::vector<V> best(static_cast<size_t>(C));
         std::vector<int32_t> at(static_cast<size_t>(C));
         std::vector<double> share(static_cast<size_t>(C));
         int32_t* t = at.data();
@@ -458,19 +481,19 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < g.n; ++n) {
             std::fill(acc.begin(), acc.end(), 0.0);
-            const float* xn = x + n * sx[0];
-            const float* dyn = dy + n * sdy[0];
+            const T* xn = x + n * sx[0];
+            const T* dyn = dy + n * sdy[0];
             auto pos = [&](int64_t h, int64_t w) { return xn + h * sx[2] + w * sx[3]; };
             for (int64_t oh = 0; oh < plan.OH; ++oh) {
                 const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
                 for (int64_t ow = 0; ow < plan.OW; ++ow) {
                     const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow], ww = w1 - w0;
                     if (h1 <= h0 || ww <= 0) continue;  // empty window: no gradient
-                    const float* d = dyn + oh * sdy[2] + ow * sdy[3];
+                    const T* d = dyn + oh * sdy[2] + ow * sdy[3];
                     if (!is_max) {
                         const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * ww);
                         if (!(div > 0)) continue;
-                        for (int64_t c = 0; c < C; ++c) sh[c] = static_cast<double>(d[c]) / div;
+                        for (int64_t c = 0; c < C; ++c) sh[c] = static_cast<double>(load(d[c])) / div;
                         for (int64_t h = h0; h < h1; ++h)
                             for (int64_t w = w0; w < w1; ++w) {
                                 double* a = acc.data() + (h * W + w) * C;
@@ -481,11 +504,11 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
                     channels_window_max_by(propagate, pos, h0, h1, w0, w1, C, best.data(), t);
                     for (int64_t c = 0; c < C; ++c) {
                         const int64_t h = h0 + t[c] / ww, w = w0 + t[c] % ww;
-                        acc[static_cast<size_t>((h * W + w) * C + c)] += static_cast<double>(d[c]);
+                        acc[static_cast<size_t>((h * W + w) * C + c)] += static_cast<double>(load(d[c]));
                     }
                 }
             }
-            float* dxn = dx + n * sdx[0];
+            T* dxn = dx + n * sdx[0];
             for (int64_t h = 0; h < H; ++h)
                 for (int64_t w = 0; w < W; ++w)
                     blend_channels(dxn + h * sdx[2] + w * sdx[3], acc.data() + (h * W + w) * C, C, alpha, beta);
@@ -498,9 +521,9 @@ public:
     const char* name() const override { return "fast_pooling_bwd_2d"; }
     Status check(const core::PoolingBwdProblem& p) const override {
         ODNN_RETURN_IF_ERROR(check_geometry(p.g));
-        ODNN_RETURN_IF_ERROR(check_tensor(p.x, "x"));
-        ODNN_RETURN_IF_ERROR(check_tensor(p.dy, "dy"));
-        ODNN_RETURN_IF_ERROR(check_tensor(p.dx, "dx"));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.x, "x", p.x));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.dy, "dy", p.x));
+        ODNN_RETURN_IF_ERROR(check_tensor(p.dx, "dx", p.x));
         // dx is written plane by plane after that plane's x and dy were read: it may be
         // one of them, viewed alike, but not overlap them otherwise. y is not read.
         const Bytes dx = bytes_of(p.dx_data, p.dx);
@@ -513,15 +536,23 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::PoolingBwdProblem& p) const override {
+        with_storage(p.x.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::PoolingBwdProblem& p) {
+        using V = value_t<T>;
         const core::PoolGeom& g = p.g;
         const Plan plan(g);
         if (g.c > 1 && p.x.strides[1] == 1 && p.dy.strides[1] == 1 && p.dx.strides[1] == 1) {
-            bwd_channels_last(p, plan);
-            return Status::ok();
+            bwd_channels_last<T>(p, plan);
+            return;
         }
-        const float* x = static_cast<const float*>(p.x_data);
-        const float* dy = static_cast<const float*>(p.dy_data);
-        float* dx = static_cast<float*>(p.dx_data);
+        const T* x = static_cast<const T*>(p.x_data);
+        const T* dy = static_cast<const T*>(p.dy_data);
+        T* dx = static_cast<T*>(p.dx_data);
         const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3];
         const int64_t sdyh = p.dy.strides[2], sdyw = p.dy.strides[3];
         const int64_t sdxh = p.dx.strides[2], sdxw = p.dx.strides[3];
@@ -537,23 +568,24 @@ public:
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
             std::vector<double> acc(direct ? 0 : static_cast<size_t>(image));
-            std::unique_ptr<MaxScratch> scratch(is_max ? new MaxScratch(plan) : nullptr);
-            std::vector<float> grads(direct ? static_cast<size_t>(plan.OH * plan.OW) : 0);
+            std::unique_ptr<MaxScratch<V>> scratch(is_max ? new MaxScratch<V>(plan) : nullptr);
+            std::vector<T> grads(direct ? static_cast<size_t>(plan.OH * plan.OW) : 0);
 #pragma omp for schedule(static)
             for (int64_t nc = 0; nc < planes; ++nc) {
                 const int64_t n = nc / g.c, c = nc % g.c;
-                const float* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
-                const float* dyp = dy + n * p.dy.strides[0] + c * p.dy.strides[1];
-                float* dxp = dx + n * p.dx.strides[0] + c * p.dx.strides[1];
+                const T* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
+                const T* dyp = dy + n * p.dy.strides[0] + c * p.dy.strides[1];
+                T* dxp = dx + n * p.dx.strides[0] + c * p.dx.strides[1];
                 // Every read of x and dy comes before the first write of dx (either may be dx).
                 if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
                 if (direct) {
                     for (int64_t oh = 0, o = 0; oh < plan.OH; ++oh)
                         for (int64_t ow = 0; ow < plan.OW; ++ow, ++o)
-                            grads[o] = static_cast<float>(alpha * static_cast<double>(dyp[oh * sdyh + ow * sdyw]));
+                            grads[o] = store<T>(alpha * static_cast<double>(load(dyp[oh * sdyh + ow * sdyw])));
+                    const T zero = store<T>(0.0);
                     for (int64_t h = 0; h < plan.H; ++h) {
-                        float* row = dxp + h * sdxh;
-                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = 0.0f;
+                        T* row = dxp + h * sdxh;
+                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = zero;
                     }
                     for (size_t o = 0; o < grads.size(); ++o) {
                         const Pick& pk = scratch->pick[o];
@@ -566,7 +598,7 @@ public:
                     const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
                     for (int64_t ow = 0; ow < plan.OW; ++ow) {
                         const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
-                        const double d = static_cast<double>(dyp[oh * sdyh + ow * sdyw]);
+                        const double d = static_cast<double>(load(dyp[oh * sdyh + ow * sdyw]));
                         if (is_max) {
                             const Pick& pk = scratch->pick[static_cast<size_t>(oh * plan.OW + ow)];
                             if (pk.h >= 0) acc[static_cast<size_t>(pk.h * plan.W + pk.w)] += d;
@@ -582,17 +614,17 @@ public:
                 }
                 for (int64_t h = 0; h < plan.H; ++h) {
                     const double* a = acc.data() + h * plan.W;
-                    float* row = dxp + h * sdxh;
+                    T* row = dxp + h * sdxh;
                     if (beta == 0.0) {
-                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = static_cast<float>(alpha * a[w]);
+                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = store<T>(alpha * a[w]);
                     } else {
                         for (int64_t w = 0; w < plan.W; ++w)
-                            row[w * sdxw] = static_cast<float>(alpha * a[w] + beta * static_cast<double>(row[w * sdxw]));
+                            row[w * sdxw] =
+                                store<T>(alpha * a[w] + beta * static_cast<double>(load(row[w * sdxw])));
                     }
                 }
             }
         }
-        return Status::ok();
     }
 };
 

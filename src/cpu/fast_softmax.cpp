@@ -1,6 +1,7 @@
-// cudnnSoftmaxForward / Backward for FLOAT tensors that are densely packed and laid out
-// alike, where the softmax's dims (C for CHANNEL, C, H, W... for INSTANCE) are one block
-// of memory: NCHW and NHWC in both modes. Each call is then `outer` groups of `len`
+// cudnnSoftmaxForward / Backward for FLOAT, DOUBLE, HALF and BFLOAT16 tensors (one type
+// for every operand) that are densely packed and laid out alike, where the softmax's
+// dims (C for CHANNEL, C, H, W... for INSTANCE) are one block of memory: NCHW and NHWC
+// in both modes. Each call is then `outer` groups of `len`
 // values `inner` apart (NCHW CHANNEL: inner = H * W; NHWC CHANNEL and INSTANCE: inner = 1),
 // and a thread takes a group and a run of up to kChunk inner positions at a time (or,
 // with inner = 1, kGroups whole groups), keeping their maxima and sums in arrays the
@@ -8,7 +9,8 @@
 // double and rounded once on store, as the reference does; only the order of the sum of
 // exponentials can differ from it (memory order rather than the logical order of the
 // reduced dims: NHWC INSTANCE), which can change that double sum in its last bits.
-// Other types, strided views and other layouts are left to the reference.
+// The kernels are templates on the storage type (cpu/storage.hpp). Other or mixed
+// types, strided views and other layouts are left to the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
+#include "cpu/storage.hpp"
 
 namespace odnn::cpu {
 
@@ -67,7 +70,8 @@ bool blocks_of(const core::Operand& o, const core::SoftmaxSplit& s, Blocks* b) {
 }
 
 Status check_like(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
-    ODNN_REQUIRE_SUPPORTED(o.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
+    ODNN_REQUIRE_SUPPORTED(storage_supported(o.dtype), "%s is not FLOAT, DOUBLE, HALF or BFLOAT16", name);
+    ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in data type", name, ref_name);
     ODNN_REQUIRE_SUPPORTED(&o == &ref || same_strides(o.nb_dims, o.dims, o.strides, ref.nb_dims, ref.dims, ref.strides),
                            "%s and %s are laid out differently", name, ref_name);
     return Status::ok();
@@ -110,10 +114,17 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::SoftmaxFwdProblem& p) const override {
+        with_storage(p.x.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::SoftmaxFwdProblem& p) {
         Blocks b;
         blocks_of(p.x, p.split, &b);
-        const float* x = static_cast<const float*>(p.x_data);
-        float* y = static_cast<float*>(p.y_data);
+        const T* x = static_cast<const T*>(p.x_data);
+        T* y = static_cast<T*>(p.y_data);
         const bool log_mode = p.algo == CUDNN_SOFTMAX_LOG;
         const double alpha = p.scale.alpha, beta = p.scale.beta;
         const int64_t len = b.len, inner = b.inner;
@@ -129,22 +140,23 @@ public:
                 m[i] = -INFINITY;
                 sum[i] = 0.0;
             }
-            const float* xg = x + base;
-            float* yg = y + base;
+            const T* xg = x + base;
+            T* yg = y + base;
             for (int64_t k = 0; k < len; ++k)
                 for (int64_t i = 0; i < n; ++i) {
-                    const double v = xg[i * ls + k * ks];
+                    const double v = load(xg[i * ls + k * ks]);
                     m[i] = v > m[i] ? v : m[i];
                 }
             for (int64_t k = 0; k < len; ++k) {
                 if (keep) {
                     double* e = kept.data() + k * n;
                     for (int64_t i = 0; i < n; ++i) {
-                        e[i] = std::exp(static_cast<double>(xg[i * ls + k * ks]) - m[i]);
+                        e[i] = std::exp(static_cast<double>(load(xg[i * ls + k * ks])) - m[i]);
                         sum[i] += e[i];
                     }
                 } else {
-                    for (int64_t i = 0; i < n; ++i) sum[i] += std::exp(static_cast<double>(xg[i * ls + k * ks]) - m[i]);
+                    for (int64_t i = 0; i < n; ++i)
+                        sum[i] += std::exp(static_cast<double>(load(xg[i * ls + k * ks])) - m[i]);
                 }
             }
             if (log_mode)
@@ -153,13 +165,12 @@ public:
                 const double* e = keep ? kept.data() + k * n : nullptr;
                 for (int64_t i = 0; i < n; ++i) {
                     const int64_t at = i * ls + k * ks;
-                    const double v = static_cast<double>(xg[at]) - m[i];
+                    const double v = static_cast<double>(load(xg[at])) - m[i];
                     const double r = log_mode ? v - sum[i] : (e ? e[i] : std::exp(v)) / sum[i];
-                    yg[at] = core::blend_float(r, alpha, beta, yg[at]);
+                    yg[at] = blend(r, alpha, beta, yg[at]);
                 }
             }
         });
-        return Status::ok();
     }
 };
 
@@ -175,11 +186,18 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::SoftmaxBwdProblem& p) const override {
+        with_storage(p.dx.dtype, [&](auto tag) { run<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void run(const core::SoftmaxBwdProblem& p) {
         Blocks b;
         blocks_of(p.dx, p.split, &b);
-        const float* y = static_cast<const float*>(p.y_data);
-        const float* dy = static_cast<const float*>(p.dy_data);
-        float* dx = static_cast<float*>(p.dx_data);
+        const T* y = static_cast<const T*>(p.y_data);
+        const T* dy = static_cast<const T*>(p.dy_data);
+        T* dx = static_cast<T*>(p.dx_data);
         const bool log_mode = p.algo == CUDNN_SOFTMAX_LOG;
         const double alpha = p.scale.alpha, beta = p.scale.beta;
         const int64_t len = b.len, inner = b.inner;
@@ -187,26 +205,26 @@ public:
             const int64_t ls = decltype(unit)::value ? 1 : len, ks = decltype(unit)::value ? inner : 1;
             double sum[kChunk];
             for (int64_t i = 0; i < n; ++i) sum[i] = 0.0;
-            const float* yg = y + base;
-            const float* dyg = dy + base;
-            float* dxg = dx + base;
+            const T* yg = y + base;
+            const T* dyg = dy + base;
+            T* dxg = dx + base;
             for (int64_t k = 0; k < len; ++k) {
                 if (log_mode)
-                    for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(dyg[i * ls + k * ks]);
+                    for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(load(dyg[i * ls + k * ks]));
                 else
                     for (int64_t i = 0; i < n; ++i)
-                        sum[i] += static_cast<double>(dyg[i * ls + k * ks]) * static_cast<double>(yg[i * ls + k * ks]);
+                        sum[i] += static_cast<double>(load(dyg[i * ls + k * ks])) *
+                                  static_cast<double>(load(yg[i * ls + k * ks]));
             }
             for (int64_t k = 0; k < len; ++k)
                 for (int64_t i = 0; i < n; ++i) {
                     const int64_t at = i * ls + k * ks;
-                    const double yv = yg[at], g = dyg[at];
+                    const double yv = load(yg[at]), g = load(dyg[at]);
                     // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).
                     const double v = log_mode ? g - std::exp(yv) * sum[i] : yv * (g - sum[i]);
-                    dxg[at] = core::blend_float(v, alpha, beta, dxg[at]);
+                    dxg[at] = blend(v, alpha, beta, dxg[at]);
                 }
         });
-        return Status::ok();
     }
 };
 

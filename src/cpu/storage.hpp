@@ -1,0 +1,76 @@
+// Storage types of the CPU fast paths: FLOAT, DOUBLE, HALF and BFLOAT16 tensors read as
+// their exact value and written from a double result, with the scalar conversions of
+// core/scalar_convert.hpp. A kernel is a template on the storage type T and computes
+// exactly as for FLOAT; the conversions are the reference's (core::load_elem /
+// store_elem), so a fast path stores the very values the reference stores:
+//   load   every HALF / BFLOAT16 value is a float exactly (value_t<T> = float);
+//   store  double -> float -> 16 bits, both round-to-nearest-even, as store_elem does.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "core/scalar_convert.hpp"
+#include "cudnn_graph.h"
+
+namespace odnn::cpu {
+
+// 16-bit storage, distinct types so that overloads and templates can tell them apart.
+struct Half {
+    uint16_t bits;
+};
+struct Bf16 {
+    uint16_t bits;
+};
+
+// The stored value, exactly: float for FLOAT / HALF / BFLOAT16, double for DOUBLE.
+inline float load(float v) { return v; }
+inline double load(double v) { return v; }
+inline float load(Half v) { return core::half_to_float(v.bits); }
+inline float load(Bf16 v) { return core::bf16_to_float(v.bits); }
+
+template <class T>
+using value_t = decltype(load(std::declval<T>()));
+
+// A computed value rounded to the storage type.
+template <class T>
+inline T store(double v);
+template <>
+inline float store<float>(double v) { return static_cast<float>(v); }
+template <>
+inline double store<double>(double v) { return v; }
+template <>
+inline Half store<Half>(double v) { return Half{core::float_to_half(static_cast<float>(v))}; }
+template <>
+inline Bf16 store<Bf16>(double v) { return Bf16{core::float_to_bf16(static_cast<float>(v))}; }
+
+// cuDNN's output rule for an element held directly: alpha * r (+ beta * y, y read only
+// when beta != 0), in double, rounded once to T (core::blend_store's rule).
+template <class T>
+inline T blend(double r, double alpha, double beta, const T& y) {
+    return store<T>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(load(y)));
+}
+
+// Storage types the fast paths take.
+inline bool storage_supported(int t) {
+    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_DOUBLE || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
+}
+
+inline int64_t storage_bytes(int t) {
+    return t == CUDNN_DATA_DOUBLE ? 8 : (t == CUDNN_DATA_FLOAT ? 4 : 2);
+}
+
+// Calls f(T{}) for the storage type of `t` (one of storage_supported); the kernel takes
+// T from the argument's type: with_storage(dt, [&](auto tag) { run<decltype(tag)>(p); }).
+template <class F>
+inline void with_storage(int t, F&& f) {
+    switch (t) {
+        case CUDNN_DATA_DOUBLE: f(double{}); return;
+        case CUDNN_DATA_HALF: f(Half{}); return;
+        case CUDNN_DATA_BFLOAT16: f(Bf16{}); return;
+        default: f(float{}); return;
+    }
+}
+
+}  // namespace odnn::cpu
