@@ -37,8 +37,7 @@ bool same_order(const core::Operand& a, const core::Operand& b) {
 }
 
 Status check_operand(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
-    ODNN_REQUIRE_SUPPORTED(storage_supported(o.dtype), "%s is not FLOAT, DOUBLE, HALF or BFLOAT16", name);
-    ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in data type", name, ref_name);
+    ODNN_RETURN_IF_ERROR(check_storage(o.dtype, name, ref.dtype, ref_name));
     ODNN_REQUIRE_SUPPORTED(dense(o), "%s is not densely packed", name);
     ODNN_REQUIRE_SUPPORTED(&o == &ref || same_order(o, ref), "%s and %s are laid out differently", name, ref_name);
     return Status::ok();

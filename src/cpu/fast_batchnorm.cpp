@@ -70,9 +70,10 @@ bool apart_or_same(const void* a, const void* b, int64_t bytes_) {
 Status check_common(const core::NormCommon& k, const core::TensorDesc& x) {
     ODNN_REQUIRE_SUPPORTED(k.g.per_channel, "PER_ACTIVATION mode");
     const cudnnDataType_t param = k.dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    ODNN_REQUIRE_SUPPORTED(storage_supported(k.dtype) && k.param_dtype == param,
-                           "data not FLOAT, DOUBLE, HALF or BFLOAT16, or parameters not %s",
-                           param == CUDNN_DATA_DOUBLE ? "DOUBLE" : "FLOAT");
+    ODNN_REQUIRE_SUPPORTED(storage_supported(k.dtype), "x is %s, not FLOAT, DOUBLE, HALF or BFLOAT16",
+                           core::dtype_name(k.dtype));
+    ODNN_REQUIRE_SUPPORTED(k.param_dtype == param, "x is %s with %s parameters; the fast path takes %s ones",
+                           core::dtype_name(k.dtype), core::dtype_name(k.param_dtype), core::dtype_name(param));
     ODNN_REQUIRE_SUPPORTED(dense(x), "x is not densely packed");
     return Status::ok();
 }
@@ -247,7 +248,7 @@ template <class P>
 Status check_forward(const P& p) {
     ODNN_RETURN_IF_ERROR(check_common(p.k, p.x));
     ODNN_RETURN_IF_ERROR(check_like_x(p.y, "y", p.x));
-    const int64_t n = p.x.num_elements() * storage_bytes(p.k.dtype);
+    const int64_t n = p.x.num_elements() * (core::dtype_bits(p.k.dtype) / 8);
     ODNN_REQUIRE_SUPPORTED(apart_or_same(p.x_data, p.y_data, n), "y partly overlaps x");
     if (p.k.ops == NormOps::add_act) {
         ODNN_RETURN_IF_ERROR(check_like_x(p.z, "z", p.x));
@@ -351,7 +352,7 @@ public:
         if (add) ODNN_RETURN_IF_ERROR(check_like_x(p.dz, "dz", p.x));
         // Every element is read before it is written: an output may be an input, but
         // must not overlap one elsewhere.
-        const int64_t n = p.x.num_elements() * storage_bytes(p.k.dtype);
+        const int64_t n = p.x.num_elements() * (core::dtype_bits(p.k.dtype) / 8);
         const void* ins[] = {p.x_data, p.dy_data, act ? p.y_data : p.x_data};
         void* outs[] = {p.dx_data, add ? p.dz_data : p.dx_data};
         for (void* o : outs)

@@ -52,13 +52,12 @@ struct Bytes {
 };
 Bytes bytes_of(const void* p, const core::TensorDesc& t) {
     const char* c = static_cast<const char*>(p);
-    return {c, c + static_cast<size_t>(t.span_elements() * storage_bytes(t.dtype))};
+    return {c, c + static_cast<size_t>(t.span_elements() * (core::dtype_bits(t.dtype) / 8))};
 }
 bool overlap(Bytes a, Bytes b) { return a.lo < b.hi && b.lo < a.hi; }
 
 Status check_tensor(const core::TensorDesc& t, const char* name, const core::TensorDesc& x) {
-    ODNN_REQUIRE_SUPPORTED(storage_supported(t.dtype), "%s is not FLOAT, DOUBLE, HALF or BFLOAT16", name);
-    ODNN_REQUIRE_SUPPORTED(t.dtype == x.dtype, "%s and x differ in data type", name);
+    ODNN_RETURN_IF_ERROR(check_storage(t.dtype, name, x.dtype, "x"));
     ODNN_REQUIRE_SUPPORTED(t.nb_dims == 4, "%s is not 4-D", name);
     ODNN_REQUIRE_SUPPORTED(dense(t), "%s is not densely packed", name);
     return Status::ok();

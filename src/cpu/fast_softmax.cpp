@@ -70,8 +70,7 @@ bool blocks_of(const core::Operand& o, const core::SoftmaxSplit& s, Blocks* b) {
 }
 
 Status check_like(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
-    ODNN_REQUIRE_SUPPORTED(storage_supported(o.dtype), "%s is not FLOAT, DOUBLE, HALF or BFLOAT16", name);
-    ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in data type", name, ref_name);
+    ODNN_RETURN_IF_ERROR(check_storage(o.dtype, name, ref.dtype, ref_name));
     ODNN_REQUIRE_SUPPORTED(&o == &ref || same_strides(o.nb_dims, o.dims, o.strides, ref.nb_dims, ref.dims, ref.strides),
                            "%s and %s are laid out differently", name, ref_name);
     return Status::ok();

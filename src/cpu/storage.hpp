@@ -11,7 +11,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/dtype.hpp"
 #include "core/scalar_convert.hpp"
+#include "core/status.hpp"
 #include "cudnn_graph.h"
 
 namespace odnn::cpu {
@@ -57,8 +59,14 @@ inline bool storage_supported(int t) {
     return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_DOUBLE || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
 }
 
-inline int64_t storage_bytes(int t) {
-    return t == CUDNN_DATA_DOUBLE ? 8 : (t == CUDNN_DATA_FLOAT ? 4 : 2);
+// The fast paths' data-type rule for operand `name` of type t, which must equal the
+// type of operand `ref_name` (ref_t): NOT_SUPPORTED naming both otherwise.
+// (Operands carry their cudnnDataType_t as an int.)
+inline core::Status check_storage(int t, const char* name, int ref_t, const char* ref_name) {
+    const auto type = [](int d) { return core::dtype_name(static_cast<cudnnDataType_t>(d)); };
+    ODNN_REQUIRE_SUPPORTED(storage_supported(t), "%s is %s, not FLOAT, DOUBLE, HALF or BFLOAT16", name, type(t));
+    ODNN_REQUIRE_SUPPORTED(t == ref_t, "%s is %s but %s is %s", name, type(t), ref_name, type(ref_t));
+    return core::Status::ok();
 }
 
 // Calls f(T{}) for the storage type of `t` (one of storage_supported); the kernel takes
