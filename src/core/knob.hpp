@@ -13,4 +13,14 @@ inline bool knob_is(const char* name, const char* value) {
     return e && std::strcmp(e, value) == 0;
 }
 
+// The environment variable `name` as a decimal integer; `fallback` where it is unset or
+// not a number. Callers check the range they accept.
+inline long knob_long(const char* name, long fallback) {
+    const char* e = std::getenv(name);
+    if (!e || !*e) return fallback;
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    return *end == '\0' ? v : fallback;
+}
+
 }  // namespace odnn::core

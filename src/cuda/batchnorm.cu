@@ -24,7 +24,6 @@
 //                           + T when savedMean / savedInvVariance are NULL)
 // plus O(features * slices) bytes of partial sums.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/cuda_runtime.hpp"
@@ -107,24 +106,23 @@ struct Plan {
     size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, off_sync = 0, bytes = 0;
 };
 
-// Whether packed NCHW statistics + apply run fused (fused_nchw), for tensors the
-// statistics read (`stat_tensors` of them) larger than the L2, where the three-pass apply
-// reads them from DRAM again. Only with ODNN_BN_FUSED=on for now (the GPU suite runs it):
+// Whether packed NCHW training / backward run fused (fused_nchw), meant for tensors
+// larger than the L2, where the three-pass apply reads them from DRAM again. Only with
+// ODNN_BN_FUSED=on for now (the GPU suite runs it):
 // on the H200 the fused launch measured slower than three passes at 128x256x56x56
 // (training forward f32 0.355 against 0.313 ms, bf16 0.323 against 0.184; backward 0.56
 // / 0.37 against 0.50 / 0.29), though it moves 2T / 3T of DRAM traffic against 3T / 5T:
 // its tiles lose more to their reductions, counters and waits than the L2 saves.
-bool fused_wanted(int64_t stat_bytes) {
-    static const bool force_on = core::knob_is("ODNN_BN_FUSED", "on");
-    return force_on && stat_bytes > 0;
+bool fused_wanted() {
+    static const bool on = core::knob_is("ODNN_BN_FUSED", "on");
+    return on;
 }
 
 // Bytes of statistics-pass data a fused group holds (ODNN_BN_GROUP_KB, a tuning knob):
 // two groups and the writes between them must stay in the L2.
 int64_t fused_group_bytes() {
     static const int64_t kb = [] {
-        const char* e = std::getenv("ODNN_BN_GROUP_KB");
-        const long v = e ? std::atol(e) : 0;
+        const long v = core::knob_long("ODNN_BN_GROUP_KB", 0);
         return v > 0 ? static_cast<int64_t>(v) : int64_t{12} << 10;
     }();
     return kb << 10;
@@ -162,7 +160,7 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
     pl.P = static_cast<int>(std::min<int64_t>(p, kMaxSlices));
     const int64_t elt = core::dtype_bits(k.dtype) / 8;
     const int64_t chan_bytes = g.n * g.s * elt;  // one tensor's bytes of one channel
-    if (pl.layout == Layout::nchw && stat_tensors > 0 && fused_wanted(chan_bytes * g.c * stat_tensors)) {
+    if (pl.layout == Layout::nchw && stat_tensors > 0 && fused_wanted()) {
         pl.fused = true;
         pl.P = static_cast<int>(clamp64(ceil_div(chan_bytes, 32 << 10), 1, kMaxSlices));  // ~32 KB tiles
         pl.G = static_cast<int>(clamp64(fused_group_bytes() / (chan_bytes * stat_tensors), 1, g.c));
@@ -240,20 +238,24 @@ __device__ __forceinline__ void contrib(C x, C dy, C y, bool has_act, const Norm
 
 // ---- Statistics: packed NCHW, one block per (channel, slice) ----
 
-// The vectors [v0, v1) of one channel (its first elements at xc, dyc, yc; vector v is
-// element j = v * V of the channel's N * S, at n * cs + j - n * S), summed into this
-// thread's acc_a / acc_b (contrib).
+// Offset of vector v of a packed NCHW channel from the channel's first element: element
+// j = v * V of the channel's N * S lies at n * cs + j - n * S (n = j / S).
+template <int V>
+__device__ __forceinline__ int64_t nchw_vec_offset(int64_t v, int64_t cs, uint32_t s, const FastDiv& fd_s) {
+    const uint32_t j = static_cast<uint32_t>(v) * V;
+    const uint32_t n = fd_s.div(j);
+    return static_cast<int64_t>(n) * cs + (j - n * s);
+}
+
+// The vectors [v0, v1) of one channel (its first elements at xc, dyc, yc), summed into
+// this thread's acc_a / acc_b (contrib).
 template <class T, int V, bool kBwd, int U = 4>  // U: vectors in flight per thread and tensor
 __device__ __forceinline__ void stats_nchw_slice(const T* __restrict__ xc, const T* __restrict__ dyc,
                                                  const T* __restrict__ yc, bool has_act, const NormActivation& act,
                                                  typename Io<T>::C center, int64_t cs, uint32_t s, FastDiv fd_s,
                                                  int64_t v0, int64_t v1, double& acc_a, double& acc_b) {
     using C = typename Io<T>::C;
-    auto offset = [&](int64_t v) {
-        const uint32_t j = static_cast<uint32_t>(v) * V;  // n * S + s within the channel
-        const uint32_t n = fd_s.div(j);
-        return static_cast<int64_t>(n) * cs + (j - n * s);
-    };
+    auto offset = [&](int64_t v) { return nchw_vec_offset<V>(v, cs, s, fd_s); };
     int64_t v = v0 + threadIdx.x;
     for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
         Vec<T, V> xv[U], dv[U], yv[U];
@@ -1030,11 +1032,7 @@ __global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
         if (c >= fp.C) return;  // the last group's missing channels
         const int64_t v0 = fp.nvec * q / fp.Q, v1 = fp.nvec * (q + 1) / fp.Q;
         const int64_t base = c * fp.s;
-        auto offset = [&](int64_t v) {
-            const uint32_t j = static_cast<uint32_t>(v) * V;
-            const uint32_t n = fp.fd_s.div(j);
-            return base + static_cast<int64_t>(n) * fp.cs + (j - n * fp.s);
-        };
+        auto offset = [&](int64_t v) { return base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s); };
         const int64_t nch = std::min<int64_t>(fp.G, fp.C - c0);
         if (stats) {
             const C center = kBwd ? static_cast<C>(bf.mean_in[c]) : Io<T>::in(io.x[base]);
@@ -1402,13 +1400,8 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
             cudaGetLastError();
         return std::max(1, b);
     }();
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-        cudaGetLastError();
-        sms = 1;
-    }
     const int64_t tiles = 2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P;
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, static_cast<int64_t>(per_sm) * std::max(1, sms)));
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, static_cast<int64_t>(per_sm) * sm_count()));
     fused_nchw<T, V, kBwd><<<grid, kThreads, 0, s>>>(g, fp, io, sy, reinterpret_cast<double*>(ws + pl.off_a),
                                                      reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
     return Status::ok();

@@ -144,19 +144,6 @@ bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 =
 int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-int sm_count() {
-    static const int n = [] {
-        int dev = 0, v = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) !=
-                                                      cudaSuccess) {
-            cudaGetLastError();
-            return 132;
-        }
-        return v;
-    }();
-    return n;
-}
-
 // What both tensor-core implementations need, whatever the layout.
 Status check_common(const ConvProblem& p) {
     ODNN_REQUIRE_SUPPORTED(algo_taken(p), "algo %s is not an implicit-GEMM algorithm",
@@ -521,8 +508,7 @@ StatusOr<Plan> make_plan(const ConvProblem& p, bool packed) {
             l.gemm = false;
             int64_t splits = (sm_count() + tiles - 1) / tiles;
             static const int64_t knob = [] {  // ODNN_CONV_WGRAD_MAX_SPLITS: a tuning knob for measurements
-                const char* e = std::getenv("ODNN_CONV_WGRAD_MAX_SPLITS");
-                const long v = e ? std::strtol(e, nullptr, 10) : 0;
+                const long v = core::knob_long("ODNN_CONV_WGRAD_MAX_SPLITS", 0);
                 return v >= 1 && v <= kMaxSlices ? static_cast<int64_t>(v) : int64_t{0};
             }();
             const int64_t cap = knob ? knob : tiles * 8 >= 64 ? 8 : 16;

@@ -1,6 +1,8 @@
 // Launch geometry and the strided shape every generic element-wise kernel takes.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include "core/tensor_desc.hpp"
 
 namespace odnn::cuda {
@@ -26,6 +28,21 @@ inline Shape to_shape(const core::ScalarView& v) {
 inline unsigned grid_for(int64_t n, int block = 256) {
     const int64_t blocks = (n + block - 1) / block;
     return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+// Streaming multiprocessors of the device current at the first call (132 if unknown),
+// read once: persistent and split launches size their grids by it.
+inline int sm_count() {
+    static const int n = [] {
+        int dev = 0, v = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) !=
+                                                      cudaSuccess) {
+            cudaGetLastError();
+            return 132;
+        }
+        return v;
+    }();
+    return n;
 }
 
 #define ODNN_GRID_STRIDE_LOOP(i, n)                                                  \
