@@ -625,12 +625,12 @@ __device__ __forceinline__ void col_load2(S (&va)[CPT], S (&vb)[CPT], const T* a
     }
 }
 
-// The forward outputs of one tile's slots k < n (FULL: n = CPT). Priors (beta != 0) load in
-// groups of 4 before the group's stores: y may alias x, so no load can move above an
-// earlier store, and one round trip a slot would serialise the pass.
-template <class T, int VEC, int CPT, bool LOG, bool BETA, bool FULL>
-__device__ __forceinline__ void col_fwd_out(T* p, int step, int n, const typename ColPack<T, VEC>::S (&v)[CPT],
-                                            const float (&m)[VEC], const float (&c)[VEC], float alpha, float beta) {
+// Stores one tile's slots k < n (FULL: n = CPT) of a thread, value(k, o) giving slot k's
+// VEC results before blending. Priors (beta != 0) load in groups of 4 before the group's
+// stores: the output may alias an input, so no load can move above an earlier store, and
+// one round trip a slot would serialise the pass.
+template <class T, int VEC, int CPT, bool BETA, bool FULL, class F>
+__device__ __forceinline__ void col_store(T* p, int step, int n, float beta, F value) {
     using P = ColPack<T, VEC>;
     using S = typename P::S;
     constexpr int G = CPT < 4 ? CPT : 4;
@@ -650,30 +650,34 @@ __device__ __forceinline__ void col_fwd_out(T* p, int step, int n, const typenam
         for (int k = k0; k < k0 + G; ++k) {
             if (!FULL && k >= n) return;
             if (k > 0) off = col_next(off, step);
-            float f[VEC], o[VEC], q[VEC];
-            P::unpack(v[k], f);
+            float o[VEC], q[VEC];
+            value(k, o);
             if (BETA) P::unpack(prior[k - k0], q);
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) {
-                // LOG: alpha ((v - m) - log s), as fwd_value; else exp(v - m) (alpha / s).
-                o[j] = LOG ? alpha * (f[j] - m[j] - c[j]) : ColExp<T>::out(f[j] - m[j], c[j]);
+            for (int j = 0; j < VEC; ++j)
                 if (BETA) o[j] += beta * q[j];
-            }
             *reinterpret_cast<S*>(p + off) = P::pack(o);
         }
     }
 }
 
-template <class T, int VEC, int CPT, bool FULL>
-__device__ __forceinline__ void col_fwd_out_any(T* p, int step, int n, const typename ColPack<T, VEC>::S (&v)[CPT],
-                                                const float (&m)[VEC], const float (&c)[VEC], float alpha, float beta,
-                                                bool log_mode) {
+// col_store for a thread's n slots with the LOG and BETA instances picked at run time:
+// make(log) returns the value functor of the LOG instance (log a std::bool_constant).
+template <class T, int VEC, int CPT, class Make>
+__device__ __forceinline__ void col_store_any(T* p, int step, int n, float beta, bool log_mode, Make make) {
+    auto store = [&](auto lg, auto bt) {
+        constexpr bool kBeta = decltype(bt)::value;
+        if (n == CPT) col_store<T, VEC, CPT, kBeta, true>(p, step, n, beta, make(lg));
+        else if (n > 0) col_store<T, VEC, CPT, kBeta, false>(p, step, n, beta, make(lg));
+    };
+    using Yes = std::true_type;
+    using No = std::false_type;
     if (log_mode) {
-        if (beta != 0.0f) col_fwd_out<T, VEC, CPT, true, true, FULL>(p, step, n, v, m, c, alpha, beta);
-        else col_fwd_out<T, VEC, CPT, true, false, FULL>(p, step, n, v, m, c, alpha, beta);
+        if (beta != 0.0f) store(Yes{}, Yes{});
+        else store(Yes{}, No{});
     } else {
-        if (beta != 0.0f) col_fwd_out<T, VEC, CPT, false, true, FULL>(p, step, n, v, m, c, alpha, beta);
-        else col_fwd_out<T, VEC, CPT, false, false, FULL>(p, step, n, v, m, c, alpha, beta);
+        if (beta != 0.0f) store(No{}, Yes{});
+        else store(No{}, No{});
     }
 }
 
@@ -734,58 +738,16 @@ __global__ void __launch_bounds__(WARPS * 32, kColRegFwdBlocks)
     }
 #pragma unroll
     for (int k = 0; k < CPT; ++k) col_hide(v[k]);
-    if (full) col_fwd_out_any<T, VEC, CPT, true>(y + first, step, n, v, m, c, alpha, beta, log_mode);
-    else if (n > 0) col_fwd_out_any<T, VEC, CPT, false>(y + first, step, n, v, m, c, alpha, beta, log_mode);
-}
-
-template <class T, int VEC, int CPT, bool LOG, bool BETA, bool FULL>
-__device__ __forceinline__ void col_bwd_out(T* p, int step, int n, const typename ColPack<T, VEC>::S (&vy)[CPT],
-                                            const typename ColPack<T, VEC>::S (&vd)[CPT], const float (&sum)[VEC],
-                                            float alpha, float beta) {
-    using P = ColPack<T, VEC>;
-    using S = typename P::S;
-    constexpr int G = CPT < 4 ? CPT : 4;
-    int off = 0;  // of slot k0 - 1 (0 for k0 = 0)
+    col_store_any<T, VEC, CPT>(y + first, step, n, beta, log_mode, [&](auto lg) {
+        constexpr bool kLog = decltype(lg)::value;
+        return [&](int k, float (&o)[VEC]) {
+            float f[VEC];
+            P::unpack(v[k], f);
 #pragma unroll
-    for (int k0 = 0; k0 < CPT; k0 += G) {
-        S prior[G];
-        if (BETA) {
-            int q = off;
-#pragma unroll
-            for (int k = k0; k < k0 + G; ++k) {
-                if (k > 0) q = col_next(q, step);
-                if (FULL || k < n) prior[k - k0] = *reinterpret_cast<const S*>(p + q);
-            }
-        }
-#pragma unroll
-        for (int k = k0; k < k0 + G; ++k) {
-            if (!FULL && k >= n) return;
-            if (k > 0) off = col_next(off, step);
-            float fy[VEC], fd[VEC], o[VEC], q[VEC];
-            P::unpack(vy[k], fy);
-            P::unpack(vd[k], fd);
-            if (BETA) P::unpack(prior[k - k0], q);
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) {
-                o[j] = alpha * bwd_value(fy[j], fd[j], sum[j], LOG);
-                if (BETA) o[j] += beta * q[j];
-            }
-            *reinterpret_cast<S*>(p + off) = P::pack(o);
-        }
-    }
-}
-
-template <class T, int VEC, int CPT, bool FULL>
-__device__ __forceinline__ void col_bwd_out_any(T* p, int step, int n, const typename ColPack<T, VEC>::S (&vy)[CPT],
-                                                const typename ColPack<T, VEC>::S (&vd)[CPT], const float (&sum)[VEC],
-                                                float alpha, float beta, bool log_mode) {
-    if (log_mode) {
-        if (beta != 0.0f) col_bwd_out<T, VEC, CPT, true, true, FULL>(p, step, n, vy, vd, sum, alpha, beta);
-        else col_bwd_out<T, VEC, CPT, true, false, FULL>(p, step, n, vy, vd, sum, alpha, beta);
-    } else {
-        if (beta != 0.0f) col_bwd_out<T, VEC, CPT, false, true, FULL>(p, step, n, vy, vd, sum, alpha, beta);
-        else col_bwd_out<T, VEC, CPT, false, false, FULL>(p, step, n, vy, vd, sum, alpha, beta);
-    }
+            for (int j = 0; j < VEC; ++j)  // LOG: alpha ((v - m) - log s), as fwd_value; else exp(v - m) (alpha / s)
+                o[j] = kLog ? alpha * (f[j] - m[j] - c[j]) : ColExp<T>::out(f[j] - m[j], c[j]);
+        };
+    });
 }
 
 template <class T, int VEC, int CPT, int WARPS>
@@ -839,8 +801,16 @@ __global__ void __launch_bounds__(WARPS * 32, kColRegBwdBlocks)
     }
 #pragma unroll
     for (int k = 0; k < CPT; ++k) col_hide(vy[k]), col_hide(vd[k]);
-    if (full) col_bwd_out_any<T, VEC, CPT, true>(dx + first, step, n, vy, vd, s, alpha, beta, log_mode);
-    else if (n > 0) col_bwd_out_any<T, VEC, CPT, false>(dx + first, step, n, vy, vd, s, alpha, beta, log_mode);
+    col_store_any<T, VEC, CPT>(dx + first, step, n, beta, log_mode, [&](auto lg) {
+        constexpr bool kLog = decltype(lg)::value;
+        return [&](int k, float (&o)[VEC]) {
+            float fy[VEC], fd[VEC];
+            P::unpack(vy[k], fy);
+            P::unpack(vd[k], fd);
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) o[j] = alpha * bwd_value(fy[j], fd[j], s[j], kLog);
+        };
+    });
 }
 
 // Long columns: one thread per position, reading its column twice.
