@@ -113,8 +113,34 @@ using HalfFormat = MiniFloat<5, 10, true>;
 using Fp8E4M3 = MiniFloat<4, 3, false>;
 using Fp8E5M2 = MiniFloat<5, 2, true>;
 
-ODNN_HD float half_to_float(uint16_t h) { return HalfFormat::decode(h); }
-ODNN_HD uint16_t float_to_half(float f) { return static_cast<uint16_t>(HalfFormat::encode(f)); }
+// Half <-> float with the bits of HalfFormat::decode / encode (the unit tests compare
+// them), without its general-format loops and branches: the CPU's 16-bit loops spend
+// most of their time here.
+ODNN_HD float half_to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t em = h & 0x7fffu;  // exponent and mantissa
+    if (em < 0x0400u)                 // zero or subnormal: em * 2^-24, exact in float
+        return bits_float(sign | float_bits(static_cast<float>(em) * 5.9604644775390625e-8f));
+    uint32_t bits = (em << 13) + (uint32_t{127 - 15} << 23);  // normal: rebias the exponent
+    if (em >= 0x7c00u) bits = em == 0x7c00u ? 0x7f800000u : 0x7fc00000u;  // inf, NaN (quiet)
+    return bits_float(sign | bits);
+}
+
+ODNN_HD uint16_t float_to_half(float f) {
+    const uint32_t x = float_bits(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t a = x & 0x7fffffffu;
+    if (a > 0x7f800000u) return static_cast<uint16_t>(HalfFormat::kNaN);  // NaN: the sign is dropped
+    if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);   // >= 65520 rounds to infinity
+    if (a >= 0x38800000u) {  // a normal half (>= 2^-14): round the 13 dropped bits to nearest even
+        const uint32_t r = a + 0xfffu + ((a >> 13) & 1u);
+        return static_cast<uint16_t>(sign | ((r - (uint32_t{127 - 15} << 23)) >> 13));
+    }
+    // Below 2^-14: adding 0.5 (whose ulp is 2^-24, the half's subnormal step) rounds to
+    // nearest even in the float unit; the sum's mantissa is the half's, a carry into
+    // 2^-14 included.
+    return static_cast<uint16_t>(sign | (float_bits(bits_float(a) + 0.5f) - 0x3f000000u));
+}
 
 ODNN_HD float bf16_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
 

@@ -45,6 +45,39 @@ TEST(ScalarConvert, FloatToHalfMatchesCompilerOnAStrideOfFloats) {
     }
 }
 
+// half_to_float / float_to_half take shortcuts; HalfFormat is the general encoder they
+// must agree with bit for bit: every half, and floats at every rounding boundary.
+TEST(ScalarConvert, HalfShortcutsMatchTheGeneralFormat) {
+    for (uint32_t code = 0; code < 65536; ++code)
+        ASSERT_EQ(float_bits(half_to_float(static_cast<uint16_t>(code))),
+                  float_bits(HalfFormat::decode(code)))
+            << code;
+    auto check = [](uint32_t bits) {
+        ASSERT_EQ(float_to_half(bits_float(bits)), HalfFormat::encode(bits_float(bits))) << std::hex << bits;
+    };
+    // Low bits just below, at and above each halfway point of normal halves (13 dropped
+    // bits) and of subnormal ones (14 to 24), over every sign, exponent and high mantissa.
+    for (uint32_t hi = 0; hi < (1u << 20); ++hi) {
+        for (uint32_t low : {0x000u, 0x001u, 0x7ffu, 0x800u, 0x801u, 0xfffu}) check((hi << 12) | low);
+    }
+    for (int e = 101; e <= 113; ++e) {  // floats whose half is subnormal or the smallest normal
+        const int drop = 13 + (113 - e);
+        for (uint32_t m = 0; m < 4096; ++m) {
+            const uint32_t man = (m << (drop > 12 ? drop - 12 : 0)) & 0x7fffffu;
+            const uint32_t half = drop < 24 ? 1u << (drop - 1) : 0u;
+            for (uint32_t d : {man, man | half, (man | half) - 1, (man | half) + 1}) {
+                check((static_cast<uint32_t>(e) << 23) | (d & 0x7fffffu));
+                check(0x80000000u | (static_cast<uint32_t>(e) << 23) | (d & 0x7fffffu));
+            }
+        }
+    }
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 2000000; ++i) {  // and a random sample of every pattern
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        check(static_cast<uint32_t>(s));
+    }
+}
+
 TEST(ScalarConvert, Bf16RoundsToNearestEven) {
     EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
     EXPECT_EQ(float_to_bf16(bits_float(0x3f808000u)), 0x3f80);  // tie, even stays
