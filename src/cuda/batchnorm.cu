@@ -745,8 +745,9 @@ __device__ __forceinline__ C fwd_value(C x, C z, int ops, const NormActivation& 
 // Packed NCHW: vector v's channel is (v * V / S) mod C. The per-vector math is
 // fwd_apply_vec's, written out here: through that helper the f32 instance took 34
 // registers instead of 32 (75% occupancy instead of 100%), and these kernels are the
-// default three-pass applies.
-template <class T, int V>
+// default three-pass applies. kFold: apply_forward_nhwc's y = A x + B (16-bit storage, no
+// activation or add, beta = 0; 40 -> 32 registers for bf16).
+template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_packed(const T* __restrict__ x, const T* __restrict__ z, T* y, int64_t nvec, FastDiv fd_s,
                          FastDiv fd_c, const typename Io<T>::C* __restrict__ ca,
@@ -758,6 +759,14 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t e = static_cast<uint32_t>(v) * V;
         const uint32_t c = fd_c.mod(fd_s.div(e));
         const Vec<T, V> xv = load_vec<T, V>(x + e);
+        if constexpr (kFold) {
+            const C a = ca[c], A = alpha * a, B = alpha * (cb[c] - a * (cm[c] + cml[c]));
+            Vec<T, V> out;
+#pragma unroll
+            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(A * Io<T>::in(xv.v[i]) + B);
+            store_vec<T, V>(y + e, out);
+            continue;
+        }
         Vec<T, V> zv{}, yv{};
         if (ops == 2) zv = load_vec<T, V>(z + e);
         if (beta != C(0)) yv = load_vec<T, V>(y + e);
@@ -1564,10 +1573,17 @@ void launch_apply_forward_v(const Plan& pl, const NormGeometry& g, const T* x, c
     const int64_t F = pl.F;
     const int64_t nvec = g.n * g.c * g.s / V;
     const FastDiv fd_s(static_cast<uint32_t>(g.s)), fd_c(static_cast<uint32_t>(g.c));
-    if (pl.layout == Layout::nchw)
-        apply_forward_packed<T, V><<<grid_for(nvec), kThreads, 0, s>>>(
+    if (pl.layout == Layout::nchw) {
+        if constexpr (sizeof(T) == 2) {
+            if (ops == 0 && beta == typename Io<T>::C(0)) {
+                apply_forward_packed<T, V, true><<<grid_for(nvec), kThreads, 0, s>>>(
+                    x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
+                return;
+            }
+        }
+        apply_forward_packed<T, V, false><<<grid_for(nvec), kThreads, 0, s>>>(
             x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
-    else {
+    } else {
         const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
         const unsigned blocks = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
         if constexpr (sizeof(T) == 2) {
