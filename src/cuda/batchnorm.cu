@@ -782,7 +782,9 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-template <class T, int V>
+// kFold: the same for the backward (16-bit storage, no activation or add, beta = 0):
+// dx = A dy + B x + K, three coefficients a channel instead of five.
+template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_backward_packed(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, T* dx, T* dz,
                           int64_t nvec, FastDiv fd_s, FastDiv fd_c, const typename Io<T>::C* __restrict__ ca,
@@ -795,6 +797,14 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t c = fd_c.mod(fd_s.div(e));
         const Vec<T, V> xv = load_vec<T, V>(x + e);
         const Vec<T, V> dv = load_vec<T, V>(dy + e);
+        if constexpr (kFold) {
+            const C b = cbb[c], A = alpha * ca[c], B = alpha * b, K = alpha * (cc[c] - b * (cm[c] + cml[c]));
+            Vec<T, V> out;
+#pragma unroll
+            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(A * Io<T>::in(dv.v[i]) + (B * Io<T>::in(xv.v[i]) + K));
+            store_vec<T, V>(dx + e, out);
+            continue;
+        }
         Vec<T, V> yv{}, old{}, oldz{};
         if (ops != 0) yv = load_vec<T, V>(y + e);
         if (beta != C(0)) {
@@ -913,7 +923,9 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-template <class T, int V>
+// kFold: apply_backward_packed's (16-bit storage, no activation or add, beta = 0): three
+// coefficients a channel in registers instead of five.
+template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_backward_nhwc(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, T* dx, T* dz,
                         NhwcWalk w, const typename Io<T>::C* __restrict__ ca,
@@ -926,6 +938,27 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t r0 = w.fd_cv.div(t);
     const uint32_t c0 = (t - r0 * w.cvn) * V;
     const size_t row_len = static_cast<size_t>(w.cvn) * V;
+    if constexpr (kFold) {
+        C A[V], B[V], K[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const C b = cbb[c0 + i];
+            A[i] = alpha * ca[c0 + i];
+            B[i] = alpha * b;
+            K[i] = alpha * (cc[c0 + i] - b * (cm[c0 + i] + cml[c0 + i]));
+        }
+        for (uint32_t r = r0; r < w.rows; r += w.row_step) {
+            const size_t e = r * row_len + c0;
+            const Vec<T, V> xv = load_vec<T, V>(x + e);
+            const Vec<T, V> dv = load_vec<T, V>(dy + e);
+            Vec<T, V> out;
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                out.v[i] = Io<T>::out(A[i] * Io<T>::in(dv.v[i]) + (B[i] * Io<T>::in(xv.v[i]) + K[i]));
+            store_vec<T, V>(dx + e, out);
+        }
+        return;
+    }
     C a[V], bb[V], k[V], m[V], ml[V];
 #pragma unroll
     for (int i = 0; i < V; ++i) {
@@ -1605,13 +1638,29 @@ void launch_apply_backward_v(const Plan& pl, const NormGeometry& g, const T* x, 
     const int64_t F = pl.F;
     const int64_t nvec = g.n * g.c * g.s / V;
     const FastDiv fd_s(static_cast<uint32_t>(g.s)), fd_c(static_cast<uint32_t>(g.c));
-    if (pl.layout == Layout::nchw)
-        apply_backward_packed<T, V><<<grid_for(nvec), kThreads, 0, s>>>(
+    if (pl.layout == Layout::nchw) {
+        if constexpr (sizeof(T) == 2) {
+            if (ops == 0 && beta == typename Io<T>::C(0)) {
+                apply_backward_packed<T, V, true><<<grid_for(nvec), kThreads, 0, s>>>(
+                    x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops,
+                    act, alpha, beta);
+                return;
+            }
+        }
+        apply_backward_packed<T, V, false><<<grid_for(nvec), kThreads, 0, s>>>(
             x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act,
             alpha, beta);
-    else {
+    } else {
         const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
-        apply_backward_nhwc<T, V><<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(
+        const unsigned blocks = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
+        if constexpr (sizeof(T) == 2) {
+            if (ops == 0 && beta == typename Io<T>::C(0)) {
+                apply_backward_nhwc<T, V, true><<<blocks, kThreads, 0, s>>>(
+                    x, dy, y, dx, dz, w, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act, alpha, beta);
+                return;
+            }
+        }
+        apply_backward_nhwc<T, V, false><<<blocks, kThreads, 0, s>>>(
             x, dy, y, dx, dz, w, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act, alpha, beta);
     }
 }
