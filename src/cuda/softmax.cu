@@ -13,7 +13,9 @@
 //               coalesced 32-element row loads, each of 16 warps reduces a slice of the
 //               channels, and the results leave as coalesced rows. fwd 2 n s, bwd 3 n s.
 //               FLOAT / HALF / BFLOAT16 with L <= 256 keep the tile in registers instead
-//               (16-bit forward: two positions a lane; see "tile in registers" below), DOUBLE and
+//               (16-bit forward: two positions a lane; see "tile in registers" below); the
+//               16-bit backward with an even inner extent stages it in shared memory by
+//               asynchronous copies, two positions a lane (softmax_bwd_col_async); DOUBLE and
 //               longer columns in shared memory. When L * 32 elements (x2 for bwd) exceed
 //               96 KiB of shared memory, one thread per position reads its column twice
 //               (fwd 3 n s, bwd 5 n s).
@@ -813,6 +815,89 @@ __global__ void __launch_bounds__(WARPS * 32, kColRegBwdBlocks)
     });
 }
 
+// Backward over NCHW channels, HALF / BFLOAT16: softmax_bwd_col_reg's tile and arithmetic
+// with the tile staged in shared memory by asynchronous copies instead of held in
+// registers. softmax_bwd_col_reg<bf16> keeps each 16-bit value in a 32-bit register, so
+// its 64-register bound leaves 64 KiB of loads in flight an SM (Nsight Compute, H200,
+// 128x256x56x56: DRAM 66%, 48% occupancy, 19 cycles between a warp's instructions,
+// 72% of copy; FLOAT's 128 KiB runs at 100%), and its two-positions-a-lane instances
+// spilled. Here each lane copies two adjacent positions (4 bytes, cp.async) of each of its
+// slots for y and dy into shared memory, the copies bypassing registers: a block of
+// WARPS warps, CPT slots, holds 2 * WARPS * CPT * 128 bytes (64 KiB for 16 x 16), three
+// blocks an SM, ~190 KiB in flight. A lane reads back only what it copied, so one
+// cp.async.wait_all and no barrier precede the sums; the sums, their fixed-order merge
+// across warps and the outputs are those of softmax_bwd_col_reg (the same results).
+// Needs inner even and 4-byte aligned pointers (col_pairs). Bytes: y + dy + dx (+ dx if
+// beta != 0).
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+template <class T, int CPT, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32)  // 48 registers: two blocks an SM (three spilled)
+    softmax_bwd_col_async(const T* y, const T* dy, T* dx, int L, int64_t inner, float alpha, float beta, bool log_mode) {
+    using P = ColPack<T, 2>;
+    using S = typename P::S;
+    constexpr int kPos = 64;
+    extern __shared__ __align__(16) unsigned char col_async_smem[];
+    S* ty = reinterpret_cast<S*>(col_async_smem);  // slot k of warp w, lane l: [(k * WARPS + w) * 32 + l]
+    S* td = ty + WARPS * CPT * 32;
+    __shared__ float red[WARPS][kPos];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int step = WARPS * static_cast<int>(inner);
+    const int64_t tiles = (inner + kPos - 1) / kPos;
+    const int64_t o = blockIdx.x / tiles, i = (blockIdx.x % tiles) * kPos + lane * 2;
+    const bool valid = i < inner;  // inner even: both positions or neither
+    const int n = valid ? (L - warp + WARPS - 1) / WARPS : 0;
+    const int64_t first = (o * L + warp) * inner + i;
+    const int me = warp * 32 + lane;
+    {
+        const uint32_t sy = static_cast<uint32_t>(__cvta_generic_to_shared(ty + me));
+        const uint32_t sd = static_cast<uint32_t>(__cvta_generic_to_shared(td + me));
+        int off = 0;
+#pragma unroll
+        for (int k = 0; k < CPT; ++k) {
+            if (k > 0) off = col_next(off, step);
+            if (k < n) {
+                cp_async4(sy + k * WARPS * 32 * 4, y + first + off);
+                cp_async4(sd + k * WARPS * 32 * 4, dy + first + off);
+            }
+        }
+    }
+    cp_async_wait_all();
+    float s[2] = {};
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+        if (k >= n) break;
+        float fy[2], fd[2];
+        P::unpack(ty[k * WARPS * 32 + me], fy);
+        P::unpack(td[k * WARPS * 32 + me], fd);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) s[j] += log_mode ? fd[j] : fd[j] * fy[j];
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) red[warp][lane * 2 + j] = s[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+        float t = 0;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) t += red[w][lane * 2 + j];
+        s[j] = t;
+    }
+    col_store_any<T, 2, CPT>(dx + first, step, n, beta, log_mode, [&](auto lg) {
+        constexpr bool kLog = decltype(lg)::value;
+        return [&](int k, float (&out)[2]) {
+            float fy[2], fd[2];
+            P::unpack(ty[k * WARPS * 32 + me], fy);
+            P::unpack(td[k * WARPS * 32 + me], fd);
+#pragma unroll
+            for (int j = 0; j < 2; ++j) out[j] = alpha * bwd_value(fy[j], fd[j], s[j], kLog);
+        };
+    });
+}
+
 // Long columns: one thread per position, reading its column twice.
 template <class T>
 __global__ void __launch_bounds__(256) softmax_fwd_col(const T* x, T* y, int64_t outer, int64_t L, int64_t inner,
@@ -1001,6 +1086,24 @@ void launch_bwd_col_reg(const Geometry& g, const T* y, const T* dy, T* dx, float
             <<<col_reg_grid<VEC>(g), W * 32, 0, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
 }
 
+// softmax_bwd_col_async for 16-bit columns of L <= 256 (col_reg_fits) whose pointers and
+// inner extent allow 4-byte pairs (col_pairs).
+template <class T>
+void launch_bwd_col_async(const Geometry& g, const T* y, const T* dy, T* dx, float alpha, float beta, bool lg,
+                          cudaStream_t s) {
+    constexpr int W = kColRegBwdWarps;
+    const int L = static_cast<int>(g.length);
+    auto run = [&](auto cpt) {
+        constexpr int CPT = decltype(cpt)::value;
+        auto k = softmax_bwd_col_async<T, CPT, W>;
+        const size_t smem = 2 * static_cast<size_t>(W) * CPT * 32 * 4;
+        allow_smem(k, smem);
+        k<<<col_reg_grid<2>(g), W * 32, smem, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
+    };
+    if (L <= W * 4) run(std::integral_constant<int, 4>{});
+    else run(std::integral_constant<int, kColRegMaxL / W>{});
+}
+
 template <class T>
 Status fwd_typed(const core::Handle& h, const core::SoftmaxFwdProblem& p) {
     using A = typename AccOf<T>::type;
@@ -1076,11 +1179,17 @@ Status bwd_typed(const core::Handle& h, const core::SoftmaxBwdProblem& p) {
         softmax_bwd_row_block<T><<<static_cast<unsigned>(std::min<int64_t>(g.outer, 65535)), kRowBlock, 0, s>>>(
             y, dy, dx, g.outer, g.length, alpha, beta, lg);
     } else if (g.kind == Geometry::kColumn && col_reg_fits<T>(g)) {
-        // One position a lane for every type: the 16-bit pair instances spilled ~600 bytes
-        // at their 64-register bound and measured slower on the H200 (bf16 128x256x56x56:
-        // 0.221 ms against 0.205 ms one position a lane).
+        // 16-bit pairs through shared memory (softmax_bwd_col_async) where the layout
+        // allows; else one position a lane in registers (the 16-bit pair instances of the
+        // register kernel spilled ~600 bytes at their 64-register bound and measured
+        // slower on the H200, bf16 128x256x56x56: 0.221 ms against 0.205 ms).
+        bool async = false;
+        if constexpr (sizeof(T) == 2) {
+            async = col_pairs(g, {y, dy, dx});
+            if (async) launch_bwd_col_async<T>(g, y, dy, dx, alpha, beta, lg, s);
+        }
         if constexpr (sizeof(T) == 2 || std::is_same<T, float>::value)
-            launch_bwd_col_reg<T>(g, y, dy, dx, alpha, beta, lg, s);
+            if (!async) launch_bwd_col_reg<T>(g, y, dy, dx, alpha, beta, lg, s);
     } else if (g.kind == Geometry::kColumn && 2 * g.length * kColTile * sizeof(T) <= kColSmemMax) {
         const size_t smem = 2 * static_cast<size_t>(g.length) * kColTile * sizeof(T);
         allow_smem(softmax_bwd_col_tile<T>, smem);
