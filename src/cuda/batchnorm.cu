@@ -746,7 +746,7 @@ __device__ __forceinline__ C fwd_value(C x, C z, int ops, const NormActivation& 
 // fwd_apply_vec's, written out here: through that helper the f32 instance took 34
 // registers instead of 32 (75% occupancy instead of 100%), and these kernels are the
 // default three-pass applies. kFold: apply_forward_nhwc's y = A x + B (16-bit storage, no
-// activation or add, beta = 0; 40 -> 32 registers for bf16).
+// activation or add, beta = 0; 40 -> 30 registers for bf16).
 template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_packed(const T* __restrict__ x, const T* __restrict__ z, T* y, int64_t nvec, FastDiv fd_s,
