@@ -742,11 +742,32 @@ __device__ __forceinline__ C fwd_value(C x, C z, int ops, const NormActivation& 
     return v;
 }
 
+// The 16-bit applies without activation, add or beta fold a channel's coefficients:
+// forward alpha (a ((x - m) - ml) + b) = A x + B, backward alpha (a dy + bb ((x - m) - ml)
+// + k) = A dy + B x + K. Fewer coefficients a channel in registers (NHWC) or loaded a
+// vector (NCHW). The cancellation in b - a (m + ml), |a m| 2^-24 in float, is far below a
+// 16-bit output's unit unless |mean| / std is near 2^16 (docs/DIVERGENCES.md); FLOAT and
+// DOUBLE keep the split mean.
+template <class C>
+struct FwdFold {
+    C A, B;
+    FwdFold() = default;
+    __device__ FwdFold(C a, C m, C ml, C b, C alpha) : A(alpha * a), B(alpha * (b - a * (m + ml))) {}
+    __device__ C operator()(C x) const { return A * x + B; }
+};
+template <class C>
+struct BwdFold {
+    C A, B, K;
+    BwdFold() = default;
+    __device__ BwdFold(C a, C bb, C k, C m, C ml, C alpha)
+        : A(alpha * a), B(alpha * bb), K(alpha * (k - bb * (m + ml))) {}
+    __device__ C operator()(C dy, C x) const { return A * dy + (B * x + K); }
+};
+
 // Packed NCHW: vector v's channel is (v * V / S) mod C. The per-vector math is
 // fwd_apply_vec's, written out here: through that helper the f32 instance took 34
 // registers instead of 32 (75% occupancy instead of 100%), and these kernels are the
-// default three-pass applies. kFold: apply_forward_nhwc's y = A x + B (16-bit storage, no
-// activation or add, beta = 0; 40 -> 30 registers for bf16).
+// default three-pass applies. kFold: FwdFold (bf16: 40 -> 30 registers).
 template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_packed(const T* __restrict__ x, const T* __restrict__ z, T* y, int64_t nvec, FastDiv fd_s,
@@ -760,30 +781,29 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t c = fd_c.mod(fd_s.div(e));
         const Vec<T, V> xv = load_vec<T, V>(x + e);
         if constexpr (kFold) {
-            const C a = ca[c], A = alpha * a, B = alpha * (cb[c] - a * (cm[c] + cml[c]));
+            const FwdFold<C> f(ca[c], cm[c], cml[c], cb[c], alpha);
             Vec<T, V> out;
 #pragma unroll
-            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(A * Io<T>::in(xv.v[i]) + B);
+            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(Io<T>::in(xv.v[i])));
             store_vec<T, V>(y + e, out);
-            continue;
-        }
-        Vec<T, V> zv{}, yv{};
-        if (ops == 2) zv = load_vec<T, V>(z + e);
-        if (beta != C(0)) yv = load_vec<T, V>(y + e);
-        Vec<T, V> out;
+        } else {
+            Vec<T, V> zv{}, yv{};
+            if (ops == 2) zv = load_vec<T, V>(z + e);
+            if (beta != C(0)) yv = load_vec<T, V>(y + e);
+            Vec<T, V> out;
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-            C r = alpha * fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, act, ca[c], cm[c],
-                                       cml[c], cb[c]);
-            if (beta != C(0)) r += beta * Io<T>::in(yv.v[i]);
-            out.v[i] = Io<T>::out(r);
+            for (int i = 0; i < V; ++i) {
+                C r = alpha * fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, act, ca[c],
+                                           cm[c], cml[c], cb[c]);
+                if (beta != C(0)) r += beta * Io<T>::in(yv.v[i]);
+                out.v[i] = Io<T>::out(r);
+            }
+            store_vec<T, V>(y + e, out);
         }
-        store_vec<T, V>(y + e, out);
     }
 }
 
-// kFold: the same for the backward (16-bit storage, no activation or add, beta = 0):
-// dx = A dy + B x + K, three coefficients a channel instead of five.
+// kFold: BwdFold, three coefficients a channel instead of five (bf16: 60 -> 30 registers).
 template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_backward_packed(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, T* dx, T* dz,
@@ -798,35 +818,35 @@ __global__ void __launch_bounds__(kThreads)
         const Vec<T, V> xv = load_vec<T, V>(x + e);
         const Vec<T, V> dv = load_vec<T, V>(dy + e);
         if constexpr (kFold) {
-            const C b = cbb[c], A = alpha * ca[c], B = alpha * b, K = alpha * (cc[c] - b * (cm[c] + cml[c]));
+            const BwdFold<C> f(ca[c], cbb[c], cc[c], cm[c], cml[c], alpha);
             Vec<T, V> out;
 #pragma unroll
-            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(A * Io<T>::in(dv.v[i]) + (B * Io<T>::in(xv.v[i]) + K));
+            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(Io<T>::in(dv.v[i]), Io<T>::in(xv.v[i])));
             store_vec<T, V>(dx + e, out);
-            continue;
-        }
-        Vec<T, V> yv{}, old{}, oldz{};
-        if (ops != 0) yv = load_vec<T, V>(y + e);
-        if (beta != C(0)) {
-            old = load_vec<T, V>(dx + e);
-            if (ops == 2) oldz = load_vec<T, V>(dz + e);
-        }
-        Vec<T, V> out, outz;
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            C d = Io<T>::in(dv.v[i]);
-            if (ops != 0) d *= core::norm_act_grad_from_y(act, Io<T>::in(yv.v[i]));
-            C r = alpha * (ca[c] * d + cbb[c] * ((Io<T>::in(xv.v[i]) - cm[c]) - cml[c]) + cc[c]);
-            C rz = alpha * d;
+        } else {
+            Vec<T, V> yv{}, old{}, oldz{};
+            if (ops != 0) yv = load_vec<T, V>(y + e);
             if (beta != C(0)) {
-                r += beta * Io<T>::in(old.v[i]);
-                if (ops == 2) rz += beta * Io<T>::in(oldz.v[i]);
+                old = load_vec<T, V>(dx + e);
+                if (ops == 2) oldz = load_vec<T, V>(dz + e);
             }
-            out.v[i] = Io<T>::out(r);
-            outz.v[i] = Io<T>::out(rz);
+            Vec<T, V> out, outz;
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                C d = Io<T>::in(dv.v[i]);
+                if (ops != 0) d *= core::norm_act_grad_from_y(act, Io<T>::in(yv.v[i]));
+                C r = alpha * (ca[c] * d + cbb[c] * ((Io<T>::in(xv.v[i]) - cm[c]) - cml[c]) + cc[c]);
+                C rz = alpha * d;
+                if (beta != C(0)) {
+                    r += beta * Io<T>::in(old.v[i]);
+                    if (ops == 2) rz += beta * Io<T>::in(oldz.v[i]);
+                }
+                out.v[i] = Io<T>::out(r);
+                outz.v[i] = Io<T>::out(rz);
+            }
+            store_vec<T, V>(dx + e, out);
+            if (ops == 2) store_vec<T, V>(dz + e, outz);
         }
-        store_vec<T, V>(dx + e, out);
-        if (ops == 2) store_vec<T, V>(dz + e, outz);
     }
 }
 
@@ -861,12 +881,9 @@ NhwcWalk nhwc_walk(int64_t rows, int64_t c, int v) {
     return w;
 }
 
-// kFold (16-bit storage, no activation or add, beta = 0): y = A x + B with A = alpha a
-// and B = alpha (b - a (m + ml)), two coefficients a channel in registers instead of four
+// kFold (FwdFold): two coefficients a channel in registers instead of four
 // (apply_forward_nhwc<bf16, 8> held 32 of them at 70 registers, 34% occupancy, 150 us for
-// 0.1 ms of bytes). The fold's cancellation error, |a m| 2^-24 in float, is far below a
-// 16-bit output's unit unless |mean| / std is near 2^16; FLOAT and DOUBLE keep the split
-// mean.
+// 0.1 ms of bytes).
 template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_nhwc(const T* __restrict__ x, const T* __restrict__ z, T* y, NhwcWalk w,
@@ -880,19 +897,15 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t c0 = (t - r0 * w.cvn) * V;
     const size_t row_len = static_cast<size_t>(w.cvn) * V;
     if constexpr (kFold) {
-        C A[V], B[V];
+        FwdFold<C> f[V];
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-            const C a = ca[c0 + i];
-            A[i] = alpha * a;
-            B[i] = alpha * (cb[c0 + i] - a * (cm[c0 + i] + cml[c0 + i]));
-        }
+        for (int i = 0; i < V; ++i) f[i] = FwdFold<C>(ca[c0 + i], cm[c0 + i], cml[c0 + i], cb[c0 + i], alpha);
         for (uint32_t r = r0; r < w.rows; r += w.row_step) {
             const size_t e = r * row_len + c0;
             const Vec<T, V> xv = load_vec<T, V>(x + e);
             Vec<T, V> out;
 #pragma unroll
-            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(A[i] * Io<T>::in(xv.v[i]) + B[i]);
+            for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f[i](Io<T>::in(xv.v[i])));
             store_vec<T, V>(y + e, out);
         }
     } else {
@@ -923,8 +936,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// kFold: apply_backward_packed's (16-bit storage, no activation or add, beta = 0): three
-// coefficients a channel in registers instead of five.
+// kFold: BwdFold, three coefficients a channel in registers instead of five (bf16: 92 -> 48
+// registers).
 template <class T, int V, bool kFold>
 __global__ void __launch_bounds__(kThreads)
     apply_backward_nhwc(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, T* dx, T* dz,
@@ -939,14 +952,10 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t c0 = (t - r0 * w.cvn) * V;
     const size_t row_len = static_cast<size_t>(w.cvn) * V;
     if constexpr (kFold) {
-        C A[V], B[V], K[V];
+        BwdFold<C> f[V];
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-            const C b = cbb[c0 + i];
-            A[i] = alpha * ca[c0 + i];
-            B[i] = alpha * b;
-            K[i] = alpha * (cc[c0 + i] - b * (cm[c0 + i] + cml[c0 + i]));
-        }
+        for (int i = 0; i < V; ++i)
+            f[i] = BwdFold<C>(ca[c0 + i], cbb[c0 + i], cc[c0 + i], cm[c0 + i], cml[c0 + i], alpha);
         for (uint32_t r = r0; r < w.rows; r += w.row_step) {
             const size_t e = r * row_len + c0;
             const Vec<T, V> xv = load_vec<T, V>(x + e);
@@ -954,46 +963,46 @@ __global__ void __launch_bounds__(kThreads)
             Vec<T, V> out;
 #pragma unroll
             for (int i = 0; i < V; ++i)
-                out.v[i] = Io<T>::out(A[i] * Io<T>::in(dv.v[i]) + (B[i] * Io<T>::in(xv.v[i]) + K[i]));
+                out.v[i] = Io<T>::out(f[i](Io<T>::in(dv.v[i]), Io<T>::in(xv.v[i])));
             store_vec<T, V>(dx + e, out);
         }
-        return;
-    }
-    C a[V], bb[V], k[V], m[V], ml[V];
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-        a[i] = ca[c0 + i];
-        bb[i] = cbb[c0 + i];
-        k[i] = cc[c0 + i];
-        m[i] = cm[c0 + i];
-        ml[i] = cml[c0 + i];
-    }
-    for (uint32_t r = r0; r < w.rows; r += w.row_step) {
-        const size_t e = r * row_len + c0;
-        const Vec<T, V> xv = load_vec<T, V>(x + e);
-        const Vec<T, V> dv = load_vec<T, V>(dy + e);
-        Vec<T, V> yv{}, old{}, oldz{};
-        if (ops != 0) yv = load_vec<T, V>(y + e);
-        if (beta != C(0)) {
-            old = load_vec<T, V>(dx + e);
-            if (ops == 2) oldz = load_vec<T, V>(dz + e);
-        }
-        Vec<T, V> out, outz;
+    } else {
+        C a[V], bb[V], k[V], m[V], ml[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            C d = Io<T>::in(dv.v[i]);
-            if (ops != 0) d *= core::norm_act_grad_from_y(act, Io<T>::in(yv.v[i]));
-            C rv = alpha * (a[i] * d + bb[i] * ((Io<T>::in(xv.v[i]) - m[i]) - ml[i]) + k[i]);
-            C rz = alpha * d;
-            if (beta != C(0)) {
-                rv += beta * Io<T>::in(old.v[i]);
-                if (ops == 2) rz += beta * Io<T>::in(oldz.v[i]);
-            }
-            out.v[i] = Io<T>::out(rv);
-            outz.v[i] = Io<T>::out(rz);
+            a[i] = ca[c0 + i];
+            bb[i] = cbb[c0 + i];
+            k[i] = cc[c0 + i];
+            m[i] = cm[c0 + i];
+            ml[i] = cml[c0 + i];
         }
-        store_vec<T, V>(dx + e, out);
-        if (ops == 2) store_vec<T, V>(dz + e, outz);
+        for (uint32_t r = r0; r < w.rows; r += w.row_step) {
+            const size_t e = r * row_len + c0;
+            const Vec<T, V> xv = load_vec<T, V>(x + e);
+            const Vec<T, V> dv = load_vec<T, V>(dy + e);
+            Vec<T, V> yv{}, old{}, oldz{};
+            if (ops != 0) yv = load_vec<T, V>(y + e);
+            if (beta != C(0)) {
+                old = load_vec<T, V>(dx + e);
+                if (ops == 2) oldz = load_vec<T, V>(dz + e);
+            }
+            Vec<T, V> out, outz;
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                C d = Io<T>::in(dv.v[i]);
+                if (ops != 0) d *= core::norm_act_grad_from_y(act, Io<T>::in(yv.v[i]));
+                C rv = alpha * (a[i] * d + bb[i] * ((Io<T>::in(xv.v[i]) - m[i]) - ml[i]) + k[i]);
+                C rz = alpha * d;
+                if (beta != C(0)) {
+                    rv += beta * Io<T>::in(old.v[i]);
+                    if (ops == 2) rz += beta * Io<T>::in(oldz.v[i]);
+                }
+                out.v[i] = Io<T>::out(rv);
+                outz.v[i] = Io<T>::out(rz);
+            }
+            store_vec<T, V>(dx + e, out);
+            if (ops == 2) store_vec<T, V>(dz + e, outz);
+        }
     }
 }
 
@@ -1599,6 +1608,17 @@ void launch_stats(const Plan& pl, const NormGeometry& g, const StatsArgs& a, int
         launch_stats_v<T, kBwd, 1>(pl, g, a, s);
 }
 
+// Calls f(std::bool_constant<kFold>) with kFold true where the applies fold their
+// coefficients (16-bit storage, no activation or add, beta = 0; see FwdFold / BwdFold):
+// the one rule for every apply kernel, and only 16-bit types compile a folded instance.
+template <class T, class F>
+void with_fold(int ops, typename Io<T>::C beta, F&& f) {
+    if constexpr (sizeof(T) == 2) {
+        if (ops == 0 && beta == typename Io<T>::C(0)) return f(std::true_type{});
+    }
+    f(std::false_type{});
+}
+
 template <class T, int V>
 void launch_apply_forward_v(const Plan& pl, const NormGeometry& g, const T* x, const T* z, T* y,
                             const typename Io<T>::C* coef, int ops, const NormActivation& act,
@@ -1606,29 +1626,17 @@ void launch_apply_forward_v(const Plan& pl, const NormGeometry& g, const T* x, c
     const int64_t F = pl.F;
     const int64_t nvec = g.n * g.c * g.s / V;
     const FastDiv fd_s(static_cast<uint32_t>(g.s)), fd_c(static_cast<uint32_t>(g.c));
-    if (pl.layout == Layout::nchw) {
-        if constexpr (sizeof(T) == 2) {
-            if (ops == 0 && beta == typename Io<T>::C(0)) {
-                apply_forward_packed<T, V, true><<<grid_for(nvec), kThreads, 0, s>>>(
-                    x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
-                return;
-            }
+    with_fold<T>(ops, beta, [&](auto fold) {
+        constexpr bool kFold = decltype(fold)::value;
+        if (pl.layout == Layout::nchw) {
+            apply_forward_packed<T, V, kFold><<<grid_for(nvec), kThreads, 0, s>>>(
+                x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
+        } else {
+            const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
+            apply_forward_nhwc<T, V, kFold><<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(
+                x, z, y, w, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
         }
-        apply_forward_packed<T, V, false><<<grid_for(nvec), kThreads, 0, s>>>(
-            x, z, y, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 4 * F, ops, act, alpha, beta);
-    } else {
-        const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
-        const unsigned blocks = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
-        if constexpr (sizeof(T) == 2) {
-            if (ops == 0 && beta == typename Io<T>::C(0)) {
-                apply_forward_nhwc<T, V, true><<<blocks, kThreads, 0, s>>>(x, z, y, w, coef, coef + F, coef + 2 * F,
-                                                                           coef + 4 * F, ops, act, alpha, beta);
-                return;
-            }
-        }
-        apply_forward_nhwc<T, V, false><<<blocks, kThreads, 0, s>>>(x, z, y, w, coef, coef + F, coef + 2 * F,
-                                                                    coef + 4 * F, ops, act, alpha, beta);
-    }
+    });
 }
 
 template <class T, int V>
@@ -1638,31 +1646,18 @@ void launch_apply_backward_v(const Plan& pl, const NormGeometry& g, const T* x, 
     const int64_t F = pl.F;
     const int64_t nvec = g.n * g.c * g.s / V;
     const FastDiv fd_s(static_cast<uint32_t>(g.s)), fd_c(static_cast<uint32_t>(g.c));
-    if (pl.layout == Layout::nchw) {
-        if constexpr (sizeof(T) == 2) {
-            if (ops == 0 && beta == typename Io<T>::C(0)) {
-                apply_backward_packed<T, V, true><<<grid_for(nvec), kThreads, 0, s>>>(
-                    x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops,
-                    act, alpha, beta);
-                return;
-            }
+    with_fold<T>(ops, beta, [&](auto fold) {
+        constexpr bool kFold = decltype(fold)::value;
+        if (pl.layout == Layout::nchw) {
+            apply_backward_packed<T, V, kFold><<<grid_for(nvec), kThreads, 0, s>>>(
+                x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act,
+                alpha, beta);
+        } else {
+            const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
+            apply_backward_nhwc<T, V, kFold><<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(
+                x, dy, y, dx, dz, w, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act, alpha, beta);
         }
-        apply_backward_packed<T, V, false><<<grid_for(nvec), kThreads, 0, s>>>(
-            x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act,
-            alpha, beta);
-    } else {
-        const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
-        const unsigned blocks = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
-        if constexpr (sizeof(T) == 2) {
-            if (ops == 0 && beta == typename Io<T>::C(0)) {
-                apply_backward_nhwc<T, V, true><<<blocks, kThreads, 0, s>>>(
-                    x, dy, y, dx, dz, w, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act, alpha, beta);
-                return;
-            }
-        }
-        apply_backward_nhwc<T, V, false><<<blocks, kThreads, 0, s>>>(
-            x, dy, y, dx, dz, w, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act, alpha, beta);
-    }
+    });
 }
 
 ParamIo param_io(const NormCommon& k, const TensorDesc& sb, const TensorDesc& mv) {

@@ -1074,32 +1074,28 @@ void launch_fwd_col_reg(const Geometry& g, const T* x, T* y, float alpha, float 
             <<<col_reg_grid<VEC>(g), W * 32, 0, s>>>(x, y, L, g.inner, alpha, beta, lg);
 }
 
+// The backward column kernels for L <= 256 (col_reg_fits), 16 warps and 4 or 16 slots:
+// 16-bit pairs through shared memory (softmax_bwd_col_async) where the pointers and the
+// inner extent allow 4-byte pairs (col_pairs); else one position a lane in registers
+// (softmax_bwd_col_reg; its 16-bit pair instances spilled ~600 bytes at their 64-register
+// bound and measured slower on the H200, bf16 128x256x56x56: 0.221 ms against 0.205 ms).
 template <class T>
-void launch_bwd_col_reg(const Geometry& g, const T* y, const T* dy, T* dx, float alpha, float beta, bool lg,
-                        cudaStream_t s) {
-    constexpr int W = kColRegBwdWarps, VEC = 1;
-    const int L = static_cast<int>(g.length);
-    if (L <= W * 4)
-        softmax_bwd_col_reg<T, VEC, 4, W>
-            <<<col_reg_grid<VEC>(g), W * 32, 0, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
-    else
-        softmax_bwd_col_reg<T, VEC, kColRegMaxL / W, W>
-            <<<col_reg_grid<VEC>(g), W * 32, 0, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
-}
-
-// softmax_bwd_col_async for 16-bit columns of L <= 256 (col_reg_fits) whose pointers and
-// inner extent allow 4-byte pairs (col_pairs).
-template <class T>
-void launch_bwd_col_async(const Geometry& g, const T* y, const T* dy, T* dx, float alpha, float beta, bool lg,
-                          cudaStream_t s) {
+void launch_bwd_col(const Geometry& g, const T* y, const T* dy, T* dx, float alpha, float beta, bool lg,
+                    cudaStream_t s) {
     constexpr int W = kColRegBwdWarps;
     const int L = static_cast<int>(g.length);
     auto run = [&](auto cpt) {
         constexpr int CPT = decltype(cpt)::value;
-        auto k = softmax_bwd_col_async<T, CPT, W>;
-        const size_t smem = 2 * static_cast<size_t>(W) * CPT * 32 * 4;
-        allow_smem(k, smem);
-        k<<<col_reg_grid<2>(g), W * 32, smem, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
+        if constexpr (sizeof(T) == 2) {
+            if (col_pairs(g, {y, dy, dx})) {
+                auto k = softmax_bwd_col_async<T, CPT, W>;
+                const size_t smem = 2 * static_cast<size_t>(W) * CPT * 32 * 4;
+                allow_smem(k, smem);
+                k<<<col_reg_grid<2>(g), W * 32, smem, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
+                return;
+            }
+        }
+        softmax_bwd_col_reg<T, 1, CPT, W><<<col_reg_grid<1>(g), W * 32, 0, s>>>(y, dy, dx, L, g.inner, alpha, beta, lg);
     };
     if (L <= W * 4) run(std::integral_constant<int, 4>{});
     else run(std::integral_constant<int, kColRegMaxL / W>{});
@@ -1180,17 +1176,9 @@ Status bwd_typed(const core::Handle& h, const core::SoftmaxBwdProblem& p) {
         softmax_bwd_row_block<T><<<static_cast<unsigned>(std::min<int64_t>(g.outer, 65535)), kRowBlock, 0, s>>>(
             y, dy, dx, g.outer, g.length, alpha, beta, lg);
     } else if (g.kind == Geometry::kColumn && col_reg_fits<T>(g)) {
-        // 16-bit pairs through shared memory (softmax_bwd_col_async) where the layout
-        // allows; else one position a lane in registers (the 16-bit pair instances of the
-        // register kernel spilled ~600 bytes at their 64-register bound and measured
-        // slower on the H200, bf16 128x256x56x56: 0.221 ms against 0.205 ms).
-        bool async = false;
-        if constexpr (sizeof(T) == 2) {
-            async = col_pairs(g, {y, dy, dx});
-            if (async) launch_bwd_col_async<T>(g, y, dy, dx, alpha, beta, lg, s);
-        }
+        // Not instantiated for DOUBLE (col_reg_fits rejects it).
         if constexpr (sizeof(T) == 2 || std::is_same<T, float>::value)
-            if (!async) launch_bwd_col_reg<T>(g, y, dy, dx, alpha, beta, lg, s);
+            launch_bwd_col<T>(g, y, dy, dx, alpha, beta, lg, s);
     } else if (g.kind == Geometry::kColumn && 2 * g.length * kColTile * sizeof(T) <= kColSmemMax) {
         const size_t smem = 2 * static_cast<size_t>(g.length) * kColTile * sizeof(T);
         allow_smem(softmax_bwd_col_tile<T>, smem);
