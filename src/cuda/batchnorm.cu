@@ -117,9 +117,10 @@ struct Plan {
 // larger than the L2, where the three-pass apply reads them from DRAM again. Only with
 // ODNN_BN_FUSED=on for now (the GPU suite runs it):
 // on the H200 the fused launch measured slower than three passes at 128x256x56x56
-// (training forward f32 0.355 against 0.313 ms, bf16 0.323 against 0.184; backward 0.56
-// / 0.37 against 0.50 / 0.29), though it moves 2T / 3T of DRAM traffic against 3T / 5T:
-// its tiles lose more to their reductions, counters and waits than the L2 saves.
+// (with the plain apply: training forward f32 0.345 against 0.314 ms, bf16 0.214 against
+// 0.191; backward 0.557 / 0.303 against 0.500 / 0.265), though it moves 2T / 3T of DRAM
+// traffic against 3T / 5T: its tiles lose more to their reductions, counters and waits
+// than the L2 saves (Nsight Compute: 43% of the warps' stall samples at barriers).
 bool fused_wanted() {
     static const bool on = core::knob_is("ODNN_BN_FUSED", "on");
     return on;
@@ -1086,51 +1087,71 @@ __device__ __forceinline__ void store_vec_stream(T* p, const Vec<T, V>& v) {
 }
 
 // One vector of the fused / resident forward apply at element offset `off`:
-// y = alpha * fwd_value(x, z) + beta * y, stored evict-first.
-template <class T, int V>
+// y = alpha * fwd_value(x, z) + beta * y, stored evict-first. kPlain: no activation, add
+// or beta (the 16-bit types fold the coefficients, as the three-pass applies).
+template <class T, int V, bool kPlain>
 __device__ __forceinline__ void fwd_apply_vec(const FusedIo<T>& io, const FwdCoef<typename Io<T>::C>& k, int64_t off,
                                               const Vec<T, V>& xv) {
     using C = typename Io<T>::C;
-    Vec<T, V> zv{}, yv{}, out;
-    if (io.ops == 2) zv = load_vec<T, V>(io.z + off);
-    if (io.beta != C(0)) yv = load_vec<T, V>(io.out + off);
+    Vec<T, V> out;
+    if constexpr (kPlain && sizeof(T) == 2) {
+        const FwdFold<C> f(k.a, k.m, k.ml, k.b, io.alpha);
 #pragma unroll
-    for (int i = 0; i < V; ++i) {
-        C r = io.alpha * fwd_value<C>(Io<T>::in(xv.v[i]), io.ops == 2 ? Io<T>::in(zv.v[i]) : C(0), io.ops, io.act, k.a,
-                                      k.m, k.ml, k.b);
-        if (io.beta != C(0)) r += io.beta * Io<T>::in(yv.v[i]);
-        out.v[i] = Io<T>::out(r);
+        for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(Io<T>::in(xv.v[i])));
+    } else {
+        Vec<T, V> zv{}, yv{};
+        const int ops = kPlain ? 0 : io.ops;
+        const bool blend = !kPlain && io.beta != C(0);
+        if (ops == 2) zv = load_vec<T, V>(io.z + off);
+        if (blend) yv = load_vec<T, V>(io.out + off);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            C r = io.alpha *
+                  fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, io.act, k.a, k.m, k.ml, k.b);
+            if (blend) r += io.beta * Io<T>::in(yv.v[i]);
+            out.v[i] = Io<T>::out(r);
+        }
     }
     store_vec_stream<T, V>(io.out + off, out);
 }
 
 // One vector of the fused / resident backward apply: dx (and dz with the add) from x and
-// dy, blended with beta, stored evict-first.
-template <class T, int V>
+// dy, blended with beta, stored evict-first. kPlain: no activation, add or beta (the
+// 16-bit types fold the coefficients, as the three-pass applies).
+template <class T, int V, bool kPlain>
 __device__ __forceinline__ void bwd_apply_vec(const FusedIo<T>& io, const BwdCoef<typename Io<T>::C>& k, int64_t off,
                                               const Vec<T, V>& xv, const Vec<T, V>& dv) {
     using C = typename Io<T>::C;
-    Vec<T, V> yv{}, old{}, oldz{}, out, outz;
-    if (io.ops != 0) yv = load_vec_last<T, V>(io.y + off);
-    if (io.beta != C(0)) {
-        old = load_vec<T, V>(io.out + off);
-        if (io.ops == 2) oldz = load_vec<T, V>(io.dz + off);
-    }
+    Vec<T, V> out;
+    if constexpr (kPlain && sizeof(T) == 2) {
+        const BwdFold<C> f(k.a, k.b, k.c, k.m, k.ml, io.alpha);
 #pragma unroll
-    for (int i = 0; i < V; ++i) {
-        C d = Io<T>::in(dv.v[i]);
-        if (io.ops != 0) d *= core::norm_act_grad_from_y(io.act, Io<T>::in(yv.v[i]));
-        C r = io.alpha * (k.a * d + k.b * ((Io<T>::in(xv.v[i]) - k.m) - k.ml) + k.c);
-        C rz = io.alpha * d;
-        if (io.beta != C(0)) {
-            r += io.beta * Io<T>::in(old.v[i]);
-            if (io.ops == 2) rz += io.beta * Io<T>::in(oldz.v[i]);
+        for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(Io<T>::in(dv.v[i]), Io<T>::in(xv.v[i])));
+    } else {
+        Vec<T, V> yv{}, old{}, oldz{}, outz;
+        const int ops = kPlain ? 0 : io.ops;
+        const bool blend = !kPlain && io.beta != C(0);
+        if (ops != 0) yv = load_vec_last<T, V>(io.y + off);
+        if (blend) {
+            old = load_vec<T, V>(io.out + off);
+            if (ops == 2) oldz = load_vec<T, V>(io.dz + off);
         }
-        out.v[i] = Io<T>::out(r);
-        outz.v[i] = Io<T>::out(rz);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            C d = Io<T>::in(dv.v[i]);
+            if (ops != 0) d *= core::norm_act_grad_from_y(io.act, Io<T>::in(yv.v[i]));
+            C r = io.alpha * (k.a * d + k.b * ((Io<T>::in(xv.v[i]) - k.m) - k.ml) + k.c);
+            C rz = io.alpha * d;
+            if (blend) {
+                r += io.beta * Io<T>::in(old.v[i]);
+                if (ops == 2) rz += io.beta * Io<T>::in(oldz.v[i]);
+            }
+            out.v[i] = Io<T>::out(r);
+            outz.v[i] = Io<T>::out(rz);
+        }
+        if (ops == 2) store_vec_stream<T, V>(io.dz + off, outz);
     }
     store_vec_stream<T, V>(io.out + off, out);
-    if (io.ops == 2) store_vec_stream<T, V>(io.dz + off, outz);
 }
 
 // Four blocks an SM (<= 64 registers): a block spends part of each tile in its
@@ -1143,7 +1164,9 @@ constexpr int fused_min_blocks() {
     return sizeof(T) == 2 ? 3 : 4;
 }
 
-template <class T, int V, bool kBwd>
+// kPlain (with_plain): no activation, add or beta, compiled without their run-time
+// switches (resident_nchw's too).
+template <class T, int V, bool kBwd, bool kPlain>
 __global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
     fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, FusedSync sy, double* __restrict__ part_a,
                double* __restrict__ part_b, FwdFinish<typename Io<T>::C> ff, BwdFinish<typename Io<T>::C> bf) {
@@ -1154,7 +1177,7 @@ __global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
     __shared__ BwdCoef<C> sh_bwd;
     const unsigned tg = static_cast<unsigned>(fp.G) * fp.Q;
     const unsigned total = 2u * fp.NG * tg;
-    const bool has_act = kBwd && io.ops != 0;
+    const bool has_act = kBwd && !kPlain && io.ops != 0;
     auto run_tile = [&](unsigned t) {
         const unsigned k = t / tg, within = t - k * tg;
         bool stats;
@@ -1217,7 +1240,7 @@ __global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
         __syncthreads();
         if constexpr (!kBwd) {
             const FwdCoef<C> k = sh_fwd;
-            auto one = [&](int64_t off, const Vec<T, V>& xv) { fwd_apply_vec<T, V>(io, k, off, xv); };
+            auto one = [&](int64_t off, const Vec<T, V>& xv) { fwd_apply_vec<T, V, kPlain>(io, k, off, xv); };
             int64_t v = v0 + threadIdx.x;
             for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
                 int64_t off[U];
@@ -1237,7 +1260,7 @@ __global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
         } else {
             const BwdCoef<C> k = sh_bwd;
             auto one = [&](int64_t off, const Vec<T, V>& xv, const Vec<T, V>& dv) {
-                bwd_apply_vec<T, V>(io, k, off, xv, dv);
+                bwd_apply_vec<T, V, kPlain>(io, k, off, xv, dv);
             };
             int64_t v = v0 + threadIdx.x;
             for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
@@ -1290,11 +1313,13 @@ __global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
 // the copies of a block's next channel run while it sums, waits on its cluster and
 // writes the current one. Needs sm_90 (clusters, bulk copies): resident_max_smem()
 // checks the binary. Opt-in (resident_knob): at 128x256x56x56 on the H200 the bf16
-// training forward took 0.279 ms against 0.181 for three passes. A first form, one
-// channel per cluster and no second buffer, took 0.217 ms; at 41% of DRAM bandwidth
-// and 41% of SM issue (Nsight Compute) it was bound by neither, and neither the second
-// buffer nor moving the parameter loads and the cluster's remote reads off the
-// critical path helped. Where its time goes is not yet known.
+// training forward takes 0.204 ms against 0.191 for three passes. Nsight Compute's
+// stall samples by instruction (docs/PERFORMANCE.md): the apply's run-time switches over
+// activation, add and beta took 45% of them and ~175 instructions a vector (0.279 ms),
+// hence the plain instances (kPlain, ~50); what remains waits at barriers, 33% of the
+// samples at the block reduction after the sums and 10% at the cluster barrier, whose
+// release is a GPU-wide memory barrier. Each round (a channel) is a chain of waits
+// that the next channel's copies alone do not cover.
 constexpr int kResidentMaxCluster = 16;  // non-portable above 8: allowed on sm_90 parts
 
 struct ResidentPlan {
@@ -1315,7 +1340,7 @@ struct ResidentSaved {
     double eps;
 };
 
-template <class T, int V, bool kBwd>
+template <class T, int V, bool kBwd, bool kPlain>
 __global__ void __launch_bounds__(kThreads)
     resident_nchw(NormGeometry g, ResidentPlan rp, FusedIo<T> io, ResidentSaved sv, FwdFinish<typename Io<T>::C> ff,
                   BwdFinish<typename Io<T>::C> bf) {
@@ -1334,7 +1359,7 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t first = blockIdx.x / K, step = gridDim.x / K;
     const int64_t v0 = rp.nvec * rank / K, nv = rp.nvec * (rank + 1) / K - v0;
     const int tid = threadIdx.x;
-    const bool has_act = kBwd && io.ops != 0;
+    const bool has_act = kBwd && !kPlain && io.ops != 0;
     const double M = static_cast<double>(g.count());
     // Buffer b: x at buf(b), dy at buf(b) + slice.
     auto buf = [&](int b) { return reinterpret_cast<VT*>(resident_shm) + static_cast<int64_t>(b) * kTensors * rp.slice; };
@@ -1441,7 +1466,10 @@ __global__ void __launch_bounds__(kThreads)
             if (tid == 0) sh_fwd = finish_forward<C>(g, ff, c, prm, sa, sb, rank == 0);
             __syncthreads();
             const FwdCoef<C> k = sh_fwd;
-            for (int64_t i = tid; i < nv; i += kThreads) fwd_apply_vec<T, V>(io, k, offset(v0 + i), sx[i]);
+            for (int64_t i = tid; i < nv; i += kThreads) {
+                const VT xv = sx[i];
+                fwd_apply_vec<T, V, kPlain>(io, k, offset(v0 + i), xv);
+            }
         } else {
             double mean, istd, sc = 0.0;
             if (tid == 0) sc = core::load_elem(bf.scale, g.param_offset(bf.pio.sb.st, c), bf.pio.dtype);
@@ -1462,7 +1490,10 @@ __global__ void __launch_bounds__(kThreads)
             if (tid == 0) sh_bwd = finish_backward_at<C>(g, bf, c, mean, istd, sc, sa, sb, rank == 0);
             __syncthreads();
             const BwdCoef<C> k = sh_bwd;
-            for (int64_t i = tid; i < nv; i += kThreads) bwd_apply_vec<T, V>(io, k, offset(v0 + i), sx[i], sd[i]);
+            for (int64_t i = tid; i < nv; i += kThreads) {
+                const VT xv = sx[i], dv = sd[i];
+                bwd_apply_vec<T, V, kPlain>(io, k, offset(v0 + i), xv, dv);
+            }
         }
         __syncthreads();  // buffer b and sh_fwd / sh_bwd are free for the channel after next
     }
@@ -1608,15 +1639,21 @@ void launch_stats(const Plan& pl, const NormGeometry& g, const StatsArgs& a, int
         launch_stats_v<T, kBwd, 1>(pl, g, a, s);
 }
 
+// Calls f(std::bool_constant<kPlain>) with kPlain true for an apply with no activation,
+// no add and beta = 0: the one rule for the apply kernels' compile-time plain forms.
+template <class C, class F>
+decltype(auto) with_plain(int ops, C beta, F&& f) {
+    if (ops == 0 && beta == C(0)) return f(std::true_type{});
+    return f(std::false_type{});
+}
+
 // Calls f(std::bool_constant<kFold>) with kFold true where the applies fold their
-// coefficients (16-bit storage, no activation or add, beta = 0; see FwdFold / BwdFold):
-// the one rule for every apply kernel, and only 16-bit types compile a folded instance.
+// coefficients (plain applies of 16-bit storage; see FwdFold / BwdFold): only 16-bit
+// types compile a folded instance.
 template <class T, class F>
-void with_fold(int ops, typename Io<T>::C beta, F&& f) {
-    if constexpr (sizeof(T) == 2) {
-        if (ops == 0 && beta == typename Io<T>::C(0)) return f(std::true_type{});
-    }
-    f(std::false_type{});
+decltype(auto) with_fold(int ops, typename Io<T>::C beta, F&& f) {
+    return with_plain(ops, beta,
+                      [&](auto plain) { return f(std::bool_constant<decltype(plain)::value && sizeof(T) == 2>{}); });
 }
 
 template <class T, int V>
@@ -1696,7 +1733,7 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
 
 // Fused statistics + apply (Plan::fused): clears the tile and group counters, then one
 // launch of as many blocks as fit the GPU at once.
-template <class T, int V, bool kBwd>
+template <class T, int V, bool kBwd, bool kPlain>
 Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
                       cudaStream_t s) {
@@ -1715,30 +1752,34 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
                                      "clearing the batch-norm tile counters"));
     static const int per_sm = [] {
         int b = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fused_nchw<T, V, kBwd>, kThreads, 0) != cudaSuccess)
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fused_nchw<T, V, kBwd, kPlain>, kThreads, 0) != cudaSuccess)
             cudaGetLastError();
         return std::max(1, b);
     }();
     const int64_t tiles = 2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P;
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, static_cast<int64_t>(per_sm) * sm_count()));
-    fused_nchw<T, V, kBwd><<<grid, kThreads, 0, s>>>(g, fp, io, sy, reinterpret_cast<double*>(ws + pl.off_a),
-                                                     reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
+    fused_nchw<T, V, kBwd, kPlain><<<grid, kThreads, 0, s>>>(g, fp, io, sy, reinterpret_cast<double*>(ws + pl.off_a),
+                                                             reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
     return Status::ok();
 }
 
 template <class T, bool kBwd>
 Status launch_fused(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, int vec, char* ws,
                     const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s) {
-    if (vec == Io<T>::kVec) return launch_fused_v<T, Io<T>::kVec, kBwd>(pl, g, io, ws, ff, bf, s);
-    return launch_fused_v<T, 1, kBwd>(pl, g, io, ws, ff, bf, s);
+    return with_plain(io.ops, io.beta, [&](auto plain) {
+        constexpr bool kPlain = decltype(plain)::value;
+        return vec == Io<T>::kVec ? launch_fused_v<T, Io<T>::kVec, kBwd, kPlain>(pl, g, io, ws, ff, bf, s)
+                                  : launch_fused_v<T, 1, kBwd, kPlain>(pl, g, io, ws, ff, bf, s);
+    });
 }
 
 // Resident launches (resident_nchw) for packed NCHW training and backward: only with
 // ODNN_BN_RESIDENT=on (the channel's size picks the cluster) or =K (1, 2, 4, 8 or 16,
 // the cluster size where it fits); tuning knobs, the GPU suite runs both. Off by
 // default: on the H200 at 128x256x56x56 they measured slower than the three passes
-// (training forward bf16 0.279 against 0.181 ms, f32 0.456 against 0.308; backward bf16
-// 0.420 against 0.285), though they move 2T / 3T of DRAM traffic against 3T / 5T.
+// (training forward bf16 0.204 against 0.191 ms, f32 0.389 against 0.314; backward bf16
+// 0.337 against 0.265, f32 0.492 against 0.500), though they move 2T / 3T of DRAM
+// traffic against 3T / 5T.
 // Returns 0 (off), -1 (on, cluster size picked) or the forced size.
 int resident_knob() {
     static const int v = [] {
@@ -1753,10 +1794,10 @@ int resident_knob() {
 // the dynamic shared memory it may take (the opt-in limit less its static shared
 // memory) granted, non-portable cluster sizes allowed, and the largest shared-memory
 // carveout preferred (else the driver may keep one block an SM). Read once.
-template <class T, int V, bool kBwd>
+template <class T, int V, bool kBwd, bool kPlain>
 size_t resident_max_smem() {
     static const size_t max_dyn = [] {
-        auto fn = resident_nchw<T, V, kBwd>;
+        auto fn = resident_nchw<T, V, kBwd, kPlain>;
         cudaFuncAttributes at{};
         int dev = 0, optin = 0;
         if (cudaFuncGetAttributes(&at, fn) != cudaSuccess || at.binaryVersion < 90 || cudaGetDevice(&dev) != cudaSuccess ||
@@ -1796,7 +1837,7 @@ cudaLaunchConfig_t cluster_launch(unsigned grid, int K, size_t smem, cudaStream_
 
 // How many clusters of K blocks of `smem` dynamic bytes the GPU holds at once (0: none,
 // some GPCs may be too small), asked once per (K, bytes).
-template <class T, int V, bool kBwd>
+template <class T, int V, bool kBwd, bool kPlain>
 int resident_clusters(int K, size_t smem) {
     static std::mutex mu;
     static std::map<std::pair<int, size_t>, int> seen;
@@ -1807,7 +1848,7 @@ int resident_clusters(int K, size_t smem) {
     cudaLaunchAttribute attr{};
     const cudaLaunchConfig_t cfg = cluster_launch(static_cast<unsigned>(K), K, smem, nullptr, &attr);
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, resident_nchw<T, V, kBwd>, &cfg) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveClusters(&clusters, resident_nchw<T, V, kBwd, kPlain>, &cfg) != cudaSuccess) {
         cudaGetLastError();
         clusters = 0;
     }
@@ -1833,18 +1874,15 @@ int resident_cluster(int64_t channels, int64_t nvec, int tensors, size_t vec_byt
     return K;
 }
 
-// Launches resident_nchw where it applies (packed NCHW, not fused, 16-byte vectors, a
-// fitting cluster); *done stays false, and nothing is launched, where it does not. The
-// grid: as many clusters as run at once (at most one a channel), trimmed so that every
-// cluster takes the same number of channels, give or take one.
-template <class T, bool kBwd>
-Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv, int vec,
-                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
-                       cudaStream_t s, bool* done) {
+// One resident_nchw instance's launch. The grid: as many clusters as run at once (at most
+// one a channel), trimmed so that every cluster takes the same number of channels, give
+// or take one.
+template <class T, bool kBwd, bool kPlain>
+Status launch_resident_v(const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv,
+                         const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
+                         cudaStream_t s, bool* done) {
     constexpr int V = Io<T>::kVec;
-    *done = false;
-    if (pl.layout != Layout::nchw || pl.fused || resident_knob() == 0 || vec != V) return Status::ok();
-    const size_t max_smem = resident_max_smem<T, V, kBwd>();
+    const size_t max_smem = resident_max_smem<T, V, kBwd, kPlain>();
     if (max_smem == 0) return Status::ok();
     ResidentPlan rp;
     rp.cs = g.c * g.s;
@@ -1858,16 +1896,29 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
     if (rp.K == 0) return Status::ok();
     rp.slice = ceil_div(rp.nvec, rp.K);
     const size_t smem = 2 * static_cast<size_t>(rp.slice) * sizeof(Vec<T, V>) * tensors;
-    const int active = resident_clusters<T, V, kBwd>(rp.K, smem);
+    const int active = resident_clusters<T, V, kBwd, kPlain>(rp.K, smem);
     if (active == 0) return Status::ok();
     const int64_t rounds = ceil_div(g.c, std::min<int64_t>(g.c, active));
     const int64_t clusters = ceil_div(g.c, rounds);
     cudaLaunchAttribute attr{};
     const cudaLaunchConfig_t cfg = cluster_launch(static_cast<unsigned>(clusters * rp.K), rp.K, smem, s, &attr);
-    ODNN_RETURN_IF_ERROR(cuda_status(cudaLaunchKernelEx(&cfg, resident_nchw<T, V, kBwd>, g, rp, io, sv, ff, bf),
-                                     "resident batch-norm launch"));
+    ODNN_RETURN_IF_ERROR(cuda_status(
+        cudaLaunchKernelEx(&cfg, resident_nchw<T, V, kBwd, kPlain>, g, rp, io, sv, ff, bf), "resident batch-norm launch"));
     *done = true;
     return Status::ok();
+}
+
+// Launches resident_nchw where it applies (packed NCHW, not fused, 16-byte vectors, a
+// fitting cluster); *done stays false, and nothing is launched, where it does not.
+template <class T, bool kBwd>
+Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv, int vec,
+                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
+                       cudaStream_t s, bool* done) {
+    *done = false;
+    if (pl.layout != Layout::nchw || pl.fused || resident_knob() == 0 || vec != Io<T>::kVec) return Status::ok();
+    return with_plain(io.ops, io.beta, [&](auto plain) {
+        return launch_resident_v<T, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, s, done);
+    });
 }
 
 // The workspace: the caller's (aligned up to 256 bytes) or scratch of the plan's size.
