@@ -411,29 +411,33 @@ TEST_F(GpuOps, SoftmaxMatchesCpu) {
                                                             dx.desc, p[2]);
                             });
                 }
-    // In place (x == y; dx == dy).
-    for (auto mode : {CUDNN_SOFTMAX_MODE_CHANNEL, CUDNN_SOFTMAX_MODE_INSTANCE})
-        for (const char* layout : {"nchw", "nhwc"}) {
-            Tensor x, y, dy;
-            make(x, CUDNN_DATA_FLOAT, {3, 24, 5, 7}, layout);
-            make(y, CUDNN_DATA_FLOAT, {3, 24, 5, 7}, layout);
-            make(dy, CUDNN_DATA_FLOAT, {3, 24, 5, 7}, layout);
-            fill(x, -4, 4, rng);
-            fill(dy, -1, 1, rng);
-            const Scalars one(1, 0, 0, CUDNN_DATA_FLOAT);
-            poison(y);
-            ASSERT_OK(cudnnSoftmaxForward(cpu, CUDNN_SOFTMAX_ACCURATE, mode, one[0], x.desc, x.bytes.data(), one[1],
-                                          y.desc, y.bytes.data()));
-            compare(std::string("softmax in place ") + layout, {&x}, {0}, 2e-5,
-                    [&](cudnnHandle_t h, std::vector<void*>& p, std::vector<void*>&) {
-                        return cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, mode, one[0], x.desc, p[0], one[1], x.desc, p[0]);
-                    });
-            compare(std::string("softmax bwd in place ") + layout, {&y, &dy}, {1}, 2e-5,
-                    [&](cudnnHandle_t h, std::vector<void*>& p, std::vector<void*>&) {
-                        return cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, mode, one[0], y.desc, p[0], dy.desc, p[1],
-                                                    one[1], dy.desc, p[1]);
-                    });
-        }
+    // In place (x == y; dx == dy), every data type and two channel counts.
+    for (auto dt : kFloatTypes)
+        for (int c : {24, 64})
+            for (auto mode : {CUDNN_SOFTMAX_MODE_CHANNEL, CUDNN_SOFTMAX_MODE_INSTANCE})
+                for (const char* layout : {"nchw", "nhwc"}) {
+                    SCOPED_TRACE(std::string(name_of(dt)) + " c=" + std::to_string(c));
+                    Tensor x, y, dy;
+                    make(x, dt, {3, c, 5, 7}, layout);
+                    make(y, dt, {3, c, 5, 7}, layout);
+                    make(dy, dt, {3, c, 5, 7}, layout);
+                    fill(x, -4, 4, rng);
+                    fill(dy, -1, 1, rng);
+                    const Scalars one(1, 0, 0, dt);
+                    poison(y);
+                    ASSERT_OK(cudnnSoftmaxForward(cpu, CUDNN_SOFTMAX_ACCURATE, mode, one[0], x.desc, x.bytes.data(),
+                                                  one[1], y.desc, y.bytes.data()));
+                    compare(std::string("softmax in place ") + layout, {&x}, {0}, 2e-5,
+                            [&](cudnnHandle_t h, std::vector<void*>& p, std::vector<void*>&) {
+                                return cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, mode, one[0], x.desc, p[0],
+                                                           one[1], x.desc, p[0]);
+                            });
+                    compare(std::string("softmax bwd in place ") + layout, {&y, &dy}, {1}, 2e-5,
+                            [&](cudnnHandle_t h, std::vector<void*>& p, std::vector<void*>&) {
+                                return cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, mode, one[0], y.desc, p[0],
+                                                            dy.desc, p[1], one[1], dy.desc, p[1]);
+                            });
+                }
 }
 
 // ---- Add and op-tensor ----
