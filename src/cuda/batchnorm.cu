@@ -1106,8 +1106,8 @@ __device__ __forceinline__ void fwd_apply_vec(const FusedIo<T>& io, const FwdCoe
         if (blend) yv = load_vec<T, V>(io.out + off);
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            C r = io.alpha *
-                  fwd_value<C>(Io<T>::in(xv.v[i]), ops == 2 ? Io<T>::in(zv.v[i]) : C(0), ops, io.act, k.a, k.m, k.ml, k.b);
+            const C zi = ops == 2 ? Io<T>::in(zv.v[i]) : C(0);
+            C r = io.alpha * fwd_value<C>(Io<T>::in(xv.v[i]), zi, ops, io.act, k.a, k.m, k.ml, k.b);
             if (blend) r += io.beta * Io<T>::in(yv.v[i]);
             out.v[i] = Io<T>::out(r);
         }
@@ -1752,8 +1752,8 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
                                      "clearing the batch-norm tile counters"));
     static const int per_sm = [] {
         int b = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fused_nchw<T, V, kBwd, kPlain>, kThreads, 0) != cudaSuccess)
-            cudaGetLastError();
+        auto fn = fused_nchw<T, V, kBwd, kPlain>;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, kThreads, 0) != cudaSuccess) cudaGetLastError();
         return std::max(1, b);
     }();
     const int64_t tiles = 2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P;
@@ -1902,8 +1902,8 @@ Status launch_resident_v(const NormGeometry& g, const FusedIo<T>& io, const Resi
     const int64_t clusters = ceil_div(g.c, rounds);
     cudaLaunchAttribute attr{};
     const cudaLaunchConfig_t cfg = cluster_launch(static_cast<unsigned>(clusters * rp.K), rp.K, smem, s, &attr);
-    ODNN_RETURN_IF_ERROR(cuda_status(
-        cudaLaunchKernelEx(&cfg, resident_nchw<T, V, kBwd, kPlain>, g, rp, io, sv, ff, bf), "resident batch-norm launch"));
+    auto fn = resident_nchw<T, V, kBwd, kPlain>;
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaLaunchKernelEx(&cfg, fn, g, rp, io, sv, ff, bf), "resident batch-norm launch"));
     *done = true;
     return Status::ok();
 }
