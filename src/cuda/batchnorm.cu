@@ -13,7 +13,7 @@
 //           only: measured slower than the three passes, see there)
 //   resident packed NCHW training / backward, each channel held in a cluster's shared
 //           memory (resident_nchw, sm_90; ODNN_BN_RESIDENT=on only: measured slower
-//           than the three passes, see there)
+//           than the three passes but for the FLOAT backward, see there)
 // Statistics use a two-level reduction: partial sums per (slice, feature) in the
 // workspace (doubles, accumulated from float partials, shifted by a sample of the
 // feature so large means do not cancel), then one thread per feature adds the slices
@@ -1784,8 +1784,8 @@ Status launch_fused(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io,
 // the cluster size where it fits); tuning knobs, the GPU suite runs both. Off by
 // default: on the H200 at 128x256x56x56 they measured slower than the three passes
 // (training forward bf16 0.204 against 0.191 ms, f32 0.389 against 0.314; backward bf16
-// 0.337 against 0.265, f32 0.492 against 0.500), though they move 2T / 3T of DRAM
-// traffic against 3T / 5T.
+// 0.337 against 0.265), though they move 2T / 3T of DRAM traffic against 3T / 5T; only
+// the f32 backward gains, 2% (0.482-0.492 against 0.500), within the spread of one run.
 // Returns 0 (off), -1 (on, cluster size picked) or the forced size.
 int resident_knob() {
     static const int v = [] {
