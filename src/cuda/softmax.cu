@@ -53,6 +53,39 @@ __device__ __forceinline__ double expa(double v) { return exp(v); }
 __device__ __forceinline__ float loga(float v) { return logf(v); }
 __device__ __forceinline__ double loga(double v) { return log(v); }
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// exp(d) for d = v - max <= 0 (sum), and exp(d) * c (outputs), in the 16-bit row and
+// register-column kernels. FLOAT keeps expf: its kernels are not instruction-bound, and
+// its results stay those of the other kernels.
+// 16-bit types, whose outputs carry 8 or 11 bits, use MUFU.EX2 on d log2 e: the product's
+// rounding (|d| 2^-24 relative) is far below their unit. The sum takes ex2.approx.ftz: a
+// term below 2^-126 that it flushes cannot change a sum that holds the max's exp(0) = 1 (or
+// is NaN). The outputs must keep subnormal results (bf16 has float's exponent range), which
+// exp2f does with a rescale around the MUFU (3 more instructions); instead h = 2^(d/2) stays
+// normal down to d log2 e = -252 and (h c) h rounds once into the subnormal range.
+template <class T>
+struct ColExp {
+    __device__ static float sum(float d) { return expf(d); }
+    __device__ static float out(float d, float c) { return expf(d) * c; }
+};
+__device__ __forceinline__ float ex2_ftz(float t) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
+    return r;
+}
+struct ColExp16 {
+    __device__ static float sum(float d) { return ex2_ftz(d * kLog2e); }
+    __device__ static float out(float d, float c) {
+        const float h = ex2_ftz(d * (0.5f * kLog2e));
+        return h * c * h;
+    }
+};
+template <>
+struct ColExp<__half> : ColExp16 {};
+template <>
+struct ColExp<__nv_bfloat16> : ColExp16 {};
+
 template <class A>
 struct MaxSum {  // online softmax statistics: max and sum of exp(v - max)
     A m, s;
@@ -130,12 +163,17 @@ __device__ __forceinline__ A warp_max(A v) {
 // registers, as the reference computes them: the max (NaN skipped by the comparison),
 // then the sum of exp(v - max) with independent exps (a NaN makes it NaN). Slots past the
 // row's end hold -inf, which adds exp(-inf) = 0 (when the max is not finite the row's
-// sum is NaN anyway). Bytes: read x, write y (+ y if beta != 0).
+// sum is NaN anyway). HALF / BFLOAT16 take ColExp16's exponentials (MUFU.EX2, as the
+// column kernels): the registers keep x, the sum adds exp(v - max) and each output
+// recomputes its own, against expf's ~8 instructions once (bf16 NHWC at 128x256x56x56 on
+// the H200: 0.1223 ms against 0.1351, 80% / 73% of copy). Bytes: read x, write y (+ y if
+// beta != 0).
 template <class T, int VEC, int CHUNKS, int ROWS>
 __global__ void __launch_bounds__(256) softmax_fwd_row_warp(const T* x, T* y, int64_t rows, int L,
                                                             typename AccOf<T>::type alpha,
                                                             typename AccOf<T>::type beta, bool log_mode) {
     using A = typename AccOf<T>::type;
+    constexpr bool kFast = sizeof(T) == 2;
     const int lane = threadIdx.x & 31;
     const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
     for (int64_t row0 = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32 * ROWS; row0 < rows;
@@ -173,9 +211,13 @@ __global__ void __launch_bounds__(256) softmax_fwd_row_warp(const T* x, T* y, in
             for (int c = 0; c < CHUNKS; ++c)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) {
-                    const A e = expa(v[r][c][j] - m[r]);
-                    sum[r] += e;
-                    if (!log_mode) v[r][c][j] = e;
+                    if constexpr (kFast) {
+                        sum[r] += ColExp<T>::sum(v[r][c][j] - m[r]);
+                    } else {
+                        const A e = expa(v[r][c][j] - m[r]);
+                        sum[r] += e;
+                        if (!log_mode) v[r][c][j] = e;
+                    }
                 }
         }
 #pragma unroll
@@ -193,7 +235,12 @@ __global__ void __launch_bounds__(256) softmax_fwd_row_warp(const T* x, T* y, in
                     if (beta != A(0)) prior = *reinterpret_cast<const Vec<T, VEC>*>(yr + base);
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) {
-                        A o = alpha * (log_mode ? v[r][c][j] - m[r] - log_s : v[r][c][j] * inv_s);
+                        A o;
+                        if constexpr (kFast)
+                            o = log_mode ? alpha * (v[r][c][j] - m[r] - log_s)
+                                         : ColExp<T>::out(v[r][c][j] - m[r], alpha * inv_s);
+                        else
+                            o = alpha * (log_mode ? v[r][c][j] - m[r] - log_s : v[r][c][j] * inv_s);
                         if (beta != A(0)) o += beta * static_cast<A>(to_acc(prior.v[j]));
                         out.v[j] = from_acc<T>(o);
                     }
@@ -268,21 +315,28 @@ __global__ void __launch_bounds__(256) softmax_bwd_row_warp(const T* y, const T*
 }
 
 // Picks CHUNKS (vectors per lane per row) for row length L, and ROWS so that a lane
-// holds about 16 values per operand (four 16-byte vectors of FLOAT, two of HALF /
-// BFLOAT16, whose values widen to float in registers; at most 4 rows): f(integral_constant
-// CHUNKS, integral_constant ROWS). Four bf16 vectors a lane took the backward kernel to
-// 110 registers (25% occupancy, latency-bound at 69% of copy on the H200, 2026-12-02);
-// two: 64 (ptxas), the f32 kernel's shape, which runs at 100% of copy.
-template <int VEC, class F>
+// holds about kValues values per operand where a row is one vector a lane (16: four
+// 16-byte vectors of FLOAT, two of HALF / BFLOAT16, whose values widen to float in
+// registers; at most 4 rows), at most 2 rows of two vectors: f(integral_constant CHUNKS,
+// integral_constant ROWS). Four bf16 vectors a lane took the backward kernel to 110
+// registers (25% occupancy, latency-bound at 69% of copy on the H200, 2026-12-02); two:
+// 64 (ptxas), the f32 kernel's shape, which runs at 100% of copy.
+template <int VEC, int kValues = 16, class F>
 void with_row_shape(int L, F&& f) {
     constexpr int kMax = kRowMaxPerLane / VEC;
-    constexpr int kRows1 = std::min(16 / VEC, 4), kRows2 = std::max(1, std::min(8 / VEC, 2));  // one / two vectors a row
+    constexpr int kRows1 = std::min(kValues / VEC, 4), kRows2 = std::max(1, std::min(8 / VEC, 2));
     const int need = (L + 32 * VEC - 1) / (32 * VEC);
     if (need <= 1) f(std::integral_constant<int, 1>{}, std::integral_constant<int, kRows1>{});
     else if (need <= 2) f(std::integral_constant<int, 2>{}, std::integral_constant<int, kRows2>{});
     else if (need <= 4 || kMax <= 4) f(std::integral_constant<int, (kMax < 4 ? kMax : 4)>{}, std::integral_constant<int, 1>{});
     else f(std::integral_constant<int, kMax>{}, std::integral_constant<int, 1>{});
 }
+
+// The forward's kValues: the 16-bit forward holds one operand and takes four rows of one
+// vector a lane (64 registers; at 128x256x56x56 bf16 NHWC on the H200 0.1190 ms against
+// 0.1223 for two rows, 82% / 80% of copy).
+template <class T>
+constexpr int kFwdRowValues = sizeof(T) == 2 ? 32 : 16;
 
 constexpr int kRowBlock = 512;
 
@@ -487,7 +541,6 @@ __global__ void __launch_bounds__(kColWarps * 32) softmax_bwd_col_tile(const T* 
 constexpr int kColRegMaxL = 256;
 constexpr int kColRegFwdWarps = 8, kColRegFwdBlocks = 3;   // 256 threads, CPT <= 32
 constexpr int kColRegBwdWarps = 16, kColRegBwdBlocks = 2;  // 512 threads, CPT <= 16 (two operands)
-constexpr float kLog2e = 1.4426950408889634f;
 
 // off + step, unknown to the compiler: each slot's element offset is then one add from the
 // previous one and its address one IMAD.WIDE from the column's base, where the compiler
@@ -573,35 +626,6 @@ __device__ __forceinline__ __half2 col_max(__half2 a, __half2 b) { return __hmax
 __device__ __forceinline__ __nv_bfloat16 col_max(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmax(a, b); }
 __device__ __forceinline__ __nv_bfloat162 col_max(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmax2(a, b); }
 
-// exp(d) for d = v - max <= 0 (sum), and exp(d) * c (outputs). FLOAT keeps expf: that
-// kernel is not instruction-bound, and its results stay those of the other kernels.
-// 16-bit types, whose outputs carry 8 or 11 bits, use MUFU.EX2 on d log2 e: the product's
-// rounding (|d| 2^-24 relative) is far below their unit. The sum takes ex2.approx.ftz: a
-// term below 2^-126 that it flushes cannot change a sum that holds the max's exp(0) = 1 (or
-// is NaN). The outputs must keep subnormal results (bf16 has float's exponent range), which
-// exp2f does with a rescale around the MUFU (3 more instructions); instead h = 2^(d/2) stays
-// normal down to d log2 e = -252 and (h c) h rounds once into the subnormal range.
-template <class T>
-struct ColExp {
-    __device__ static float sum(float d) { return expf(d); }
-    __device__ static float out(float d, float c) { return expf(d) * c; }
-};
-__device__ __forceinline__ float ex2_ftz(float t) {
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
-    return r;
-}
-struct ColExp16 {
-    __device__ static float sum(float d) { return ex2_ftz(d * kLog2e); }
-    __device__ static float out(float d, float c) {
-        const float h = ex2_ftz(d * (0.5f * kLog2e));
-        return h * c * h;
-    }
-};
-template <>
-struct ColExp<__half> : ColExp16 {};
-template <>
-struct ColExp<__nv_bfloat16> : ColExp16 {};
 
 // Loads the slots k < n of one operand (all CPT when FULL: no predicates), from channel
 // column pointer p on, `step` elements apart; pads the others.
@@ -1114,7 +1138,7 @@ Status fwd_typed(const core::Handle& h, const core::SoftmaxFwdProblem& p) {
         constexpr int VEC = 16 / sizeof(T);
         const int L = static_cast<int>(g.length);
         if (L % VEC == 0 && aligned(x, 16) && aligned(y, 16)) {
-            with_row_shape<VEC>(L, [&](auto chunks, auto rows) {
+            with_row_shape<VEC, kFwdRowValues<T>>(L, [&](auto chunks, auto rows) {
                 constexpr int CH = decltype(chunks)::value, R = decltype(rows)::value;
                 const unsigned grid = grid_for((g.outer + R - 1) / R * 32, 256);
                 softmax_fwd_row_warp<T, VEC, CH, R><<<grid, 256, 0, s>>>(x, y, g.outer, L, alpha, beta, lg);
