@@ -101,8 +101,8 @@ bool same_layout(const TensorDesc& a, const TensorDesc& b) {
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(hi, v)); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Workspace carving and the reduction split. Depends on shapes and strides only, so
-// the size queries and the runs agree.
+// Workspace carving and the reduction split. Depends on shapes, strides and the device's
+// SM count (read once a process) only, so the size queries and the runs agree.
 struct Plan {
     Layout layout = Layout::generic;
     int64_t F = 0, M = 0;
