@@ -11,10 +11,12 @@
 // layouts) is left to the reference.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/activation_softmax.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
+#include "cpu/f16c.hpp"
 #include "cpu/storage.hpp"
 
 namespace odnn::cpu {
@@ -51,9 +53,45 @@ bool known_mode(int m) {
 
 // ---- Forward ----
 
+// HALF with F16C (f16c::usable()): the loops below take blocks of kHalfBlock elements,
+// converted to float buffers and back with the block conversions (the same bits as
+// load / store), so the arithmetic between them has no conversion branches and vectorises.
+// Every operand's block is read before the output's is written (in place works).
+constexpr int64_t kHalfBlock = 512;
+static_assert(sizeof(Half) == sizeof(uint16_t), "Half is its bits");
+
+const uint16_t* bits(const Half* p) { return reinterpret_cast<const uint16_t*>(p); }
+uint16_t* bits(Half* p) { return reinterpret_cast<uint16_t*>(p); }
+
+// Calls body(i0, m) for the blocks [i0, i0 + m) of n elements, over threads above par_min.
+template <class B>
+void for_half_blocks(int64_t n, int64_t par_min, B body) {
+    const int64_t blocks = (n + kHalfBlock - 1) / kHalfBlock;
+#pragma omp parallel for schedule(static) if (n > par_min)
+    for (int64_t b = 0; b < blocks; ++b) body(b * kHalfBlock, std::min(kHalfBlock, n - b * kHalfBlock));
+}
+
 // y[i] = alpha * f(x[i]) (+ beta * y[i], read only when beta != 0).
 template <class T, class F>
 void forward_loop(const T* x, T* y, int64_t n, double alpha, double beta, int64_t par_min, F f) {
+    if constexpr (std::is_same_v<T, Half>) {
+        if (f16c::usable()) {
+            for_half_blocks(n, par_min, [&](int64_t i0, int64_t m) {
+                float xf[kHalfBlock], yf[kHalfBlock];
+                f16c::to_float(bits(x + i0), xf, m);
+                if (beta == 0.0) {
+                    for (int64_t k = 0; k < m; ++k) yf[k] = static_cast<float>(alpha * f(static_cast<double>(xf[k])));
+                } else {
+                    f16c::to_float(bits(y + i0), yf, m);
+                    for (int64_t k = 0; k < m; ++k)
+                        yf[k] = static_cast<float>(alpha * f(static_cast<double>(xf[k])) +
+                                                   beta * static_cast<double>(yf[k]));
+                }
+                f16c::to_half(yf, bits(y + i0), m);
+            });
+            return;
+        }
+    }
     if (beta == 0.0) {
 #pragma omp parallel for schedule(static) if (n > par_min)
         for (int64_t i = 0; i < n; ++i) y[i] = store<T>(alpha * f(static_cast<double>(load(x[i]))));
@@ -131,16 +169,45 @@ public:
 
 // ---- Backward ----
 
-// dx[i] = alpha * g(i) (+ beta * dx[i], read only when beta != 0); g reads x, y, dy at i
-// (before dx[i] is written, so dx may be dy, x or y itself).
-template <class T, class G>
-void backward_loop(T* dx, int64_t n, double alpha, double beta, int64_t par_min, G g) {
+// dx[i] = alpha * g(x[i], y[i], dy[i]) (+ beta * dx[i], read only when beta != 0); x is
+// read only with kX and y only with kY (else g gets 0), each before dx[i] is written, so dx
+// may be dy, x or y itself.
+template <bool kX, bool kY, class T, class G>
+void backward_loop(const T* x, const T* y, const T* dy, T* dx, int64_t n, double alpha, double beta,
+                   int64_t par_min, G g) {
+    if constexpr (std::is_same_v<T, Half>) {
+        if (f16c::usable()) {
+            for_half_blocks(n, par_min, [&](int64_t i0, int64_t m) {
+                float xf[kHalfBlock], yf[kHalfBlock], df[kHalfBlock], rf[kHalfBlock];
+                if (kX) f16c::to_float(bits(x + i0), xf, m);
+                if (kY) f16c::to_float(bits(y + i0), yf, m);
+                f16c::to_float(bits(dy + i0), df, m);
+                auto at = [&](int64_t k) {
+                    return g(kX ? static_cast<double>(xf[k]) : 0.0, kY ? static_cast<double>(yf[k]) : 0.0,
+                             static_cast<double>(df[k]));
+                };
+                if (beta == 0.0) {
+                    for (int64_t k = 0; k < m; ++k) rf[k] = static_cast<float>(alpha * at(k));
+                } else {
+                    f16c::to_float(bits(dx + i0), rf, m);
+                    for (int64_t k = 0; k < m; ++k)
+                        rf[k] = static_cast<float>(alpha * at(k) + beta * static_cast<double>(rf[k]));
+                }
+                f16c::to_half(rf, bits(dx + i0), m);
+            });
+            return;
+        }
+    }
+    auto at = [=](int64_t i) {
+        return g(kX ? static_cast<double>(load(x[i])) : 0.0, kY ? static_cast<double>(load(y[i])) : 0.0,
+                 static_cast<double>(load(dy[i])));
+    };
     if (beta == 0.0) {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * g(i));
+        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * at(i));
     } else {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * g(i) + beta * static_cast<double>(load(dx[i])));
+        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * at(i) + beta * static_cast<double>(load(dx[i])));
     }
 }
 
@@ -155,52 +222,42 @@ void backward(const core::ActivationBwdProblem& p) {
     const core::ActivationParams& a = p.act;
     const double coef = a.coef, sb = a.swish_beta;
     const bool prop = a.propagate_nan;
-    auto X = [=](int64_t i) { return static_cast<double>(load(x[i])); };
-    auto Y = [=](int64_t i) { return static_cast<double>(load(y[i])); };
-    auto DY = [=](int64_t i) { return static_cast<double>(load(dy[i])); };
+    auto run = [&](auto with_x, auto with_y, int64_t par_min, auto g) {
+        backward_loop<decltype(with_x)::value, decltype(with_y)::value>(x, y, dy, dx, n, alpha, beta, par_min, g);
+    };
+    const std::true_type on;
+    const std::false_type off;
     switch (a.mode) {
         case CUDNN_ACTIVATION_RELU:
             if (prop)
-                backward_loop(dx, n, alpha, beta, kParallelMinCheap, [=](int64_t i) {
-                    const double v = X(i), d = DY(i);
-                    return v != v ? v : (v > 0.0 ? d : 0.0);
-                });
-            else
-                backward_loop(dx, n, alpha, beta, kParallelMinCheap, [=](int64_t i) {
-                    const double d = DY(i);  // loaded unconditionally: the select vectorises
-                    return X(i) > 0.0 ? d : 0.0;
-                });
+                run(on, off, kParallelMinCheap,
+                    [](double v, double, double d) { return v != v ? v : (v > 0.0 ? d : 0.0); });
+            else  // dy read unconditionally: the select vectorises
+                run(on, off, kParallelMinCheap, [](double v, double, double d) { return v > 0.0 ? d : 0.0; });
             return;
         case CUDNN_ACTIVATION_CLIPPED_RELU:
-            backward_loop(dx, n, alpha, beta, kParallelMinCheap, [=](int64_t i) {
-                const double v = X(i), d = DY(i);
+            run(on, off, kParallelMinCheap, [=](double v, double, double d) {
                 if (v != v) return prop ? v : 0.0;
                 return (v > 0.0 && v < coef) ? d : 0.0;
             });
             return;
         case CUDNN_ACTIVATION_IDENTITY:
-            backward_loop(dx, n, alpha, beta, kParallelMinCheap, [=](int64_t i) { return DY(i); });
+            run(off, off, kParallelMinCheap, [](double, double, double d) { return d; });
             return;
         case CUDNN_ACTIVATION_SIGMOID:
-            backward_loop(dx, n, alpha, beta, kParallelMinCheap, [=](int64_t i) {
-                const double v = Y(i);
-                return DY(i) * v * (1.0 - v);
-            });
+            run(off, on, kParallelMinCheap, [](double, double v, double d) { return d * v * (1.0 - v); });
             return;
         case CUDNN_ACTIVATION_TANH:
-            backward_loop(dx, n, alpha, beta, kParallelMinCheap, [=](int64_t i) {
-                const double v = Y(i);
-                return DY(i) * (1.0 - v * v);
-            });
+            run(off, on, kParallelMinCheap, [](double, double v, double d) { return d * (1.0 - v * v); });
             return;
         case CUDNN_ACTIVATION_ELU:
-            backward_loop(dx, n, alpha, beta, kParallelMinCostly, [=](int64_t i) {
-                return core::act_backward<double>(CUDNN_ACTIVATION_ELU, false, coef, 1.0, X(i), 0.0, DY(i));
+            run(on, off, kParallelMinCostly, [=](double v, double, double d) {
+                return core::act_backward<double>(CUDNN_ACTIVATION_ELU, false, coef, 1.0, v, 0.0, d);
             });
             return;
         case CUDNN_ACTIVATION_SWISH:
-            backward_loop(dx, n, alpha, beta, kParallelMinCostly, [=](int64_t i) {
-                return core::act_backward<double>(CUDNN_ACTIVATION_SWISH, false, 0.0, sb, X(i), 0.0, DY(i));
+            run(on, off, kParallelMinCostly, [=](double v, double, double d) {
+                return core::act_backward<double>(CUDNN_ACTIVATION_SWISH, false, 0.0, sb, v, 0.0, d);
             });
             return;
     }
