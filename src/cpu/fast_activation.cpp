@@ -51,7 +51,7 @@ bool known_mode(int m) {
            m == CUDNN_ACTIVATION_IDENTITY;
 }
 
-// ---- Forward ----
+// ---- The element loop ----
 
 // HALF with F16C (f16c::usable()): the loops below take blocks of kHalfBlock elements,
 // converted to float buffers and back with the block conversions (the same bits as
@@ -71,35 +71,52 @@ void for_half_blocks(int64_t n, int64_t par_min, B body) {
     for (int64_t b = 0; b < blocks; ++b) body(b * kHalfBlock, std::min(kHalfBlock, n - b * kHalfBlock));
 }
 
-// y[i] = alpha * f(x[i]) (+ beta * y[i], read only when beta != 0).
-template <class T, class F>
-void forward_loop(const T* x, T* y, int64_t n, double alpha, double beta, int64_t par_min, F f) {
+// The loop of both directions: dx[i] = alpha * g(x[i], y[i], dy[i]) (+ beta * dx[i], read
+// only when beta != 0); x is read only with kX and y only with kY (else g gets 0), each
+// before dx[i] is written, so dx may be dy, x or y itself. The forward passes its x as dy.
+template <bool kX, bool kY, class T, class G>
+void blend_loop(const T* x, const T* y, const T* dy, T* dx, int64_t n, double alpha, double beta,
+                int64_t par_min, G g) {
     if constexpr (std::is_same_v<T, Half>) {
         if (f16c::usable()) {
             for_half_blocks(n, par_min, [&](int64_t i0, int64_t m) {
-                float xf[kHalfBlock], yf[kHalfBlock];
-                f16c::to_float(bits(x + i0), xf, m);
+                float xf[kHalfBlock], yf[kHalfBlock], df[kHalfBlock], rf[kHalfBlock];
+                if (kX) f16c::to_float(bits(x + i0), xf, m);
+                if (kY) f16c::to_float(bits(y + i0), yf, m);
+                f16c::to_float(bits(dy + i0), df, m);
+                auto at = [&](int64_t k) {
+                    return g(kX ? static_cast<double>(xf[k]) : 0.0, kY ? static_cast<double>(yf[k]) : 0.0,
+                             static_cast<double>(df[k]));
+                };
                 if (beta == 0.0) {
-                    for (int64_t k = 0; k < m; ++k) yf[k] = static_cast<float>(alpha * f(static_cast<double>(xf[k])));
+                    for (int64_t k = 0; k < m; ++k) rf[k] = static_cast<float>(alpha * at(k));
                 } else {
-                    f16c::to_float(bits(y + i0), yf, m);
+                    f16c::to_float(bits(dx + i0), rf, m);
                     for (int64_t k = 0; k < m; ++k)
-                        yf[k] = static_cast<float>(alpha * f(static_cast<double>(xf[k])) +
-                                                   beta * static_cast<double>(yf[k]));
+                        rf[k] = static_cast<float>(alpha * at(k) + beta * static_cast<double>(rf[k]));
                 }
-                f16c::to_half(yf, bits(y + i0), m);
+                f16c::to_half(rf, bits(dx + i0), m);
             });
             return;
         }
     }
+    auto at = [=](int64_t i) {
+        return g(kX ? static_cast<double>(load(x[i])) : 0.0, kY ? static_cast<double>(load(y[i])) : 0.0,
+                 static_cast<double>(load(dy[i])));
+    };
     if (beta == 0.0) {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) y[i] = store<T>(alpha * f(static_cast<double>(load(x[i]))));
+        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * at(i));
     } else {
 #pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i)
-            y[i] = store<T>(alpha * f(static_cast<double>(load(x[i]))) + beta * static_cast<double>(load(y[i])));
+        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * at(i) + beta * static_cast<double>(load(dx[i])));
     }
+}
+
+// y[i] = alpha * f(x[i]) (+ beta * y[i], read only when beta != 0).
+template <class T, class F>
+void forward_loop(const T* x, T* y, int64_t n, double alpha, double beta, int64_t par_min, F f) {
+    blend_loop<false, false>(x, x, x, y, n, alpha, beta, par_min, [f](double, double, double v) { return f(v); });
 }
 
 template <class T>
@@ -169,48 +186,6 @@ public:
 
 // ---- Backward ----
 
-// dx[i] = alpha * g(x[i], y[i], dy[i]) (+ beta * dx[i], read only when beta != 0); x is
-// read only with kX and y only with kY (else g gets 0), each before dx[i] is written, so dx
-// may be dy, x or y itself.
-template <bool kX, bool kY, class T, class G>
-void backward_loop(const T* x, const T* y, const T* dy, T* dx, int64_t n, double alpha, double beta,
-                   int64_t par_min, G g) {
-    if constexpr (std::is_same_v<T, Half>) {
-        if (f16c::usable()) {
-            for_half_blocks(n, par_min, [&](int64_t i0, int64_t m) {
-                float xf[kHalfBlock], yf[kHalfBlock], df[kHalfBlock], rf[kHalfBlock];
-                if (kX) f16c::to_float(bits(x + i0), xf, m);
-                if (kY) f16c::to_float(bits(y + i0), yf, m);
-                f16c::to_float(bits(dy + i0), df, m);
-                auto at = [&](int64_t k) {
-                    return g(kX ? static_cast<double>(xf[k]) : 0.0, kY ? static_cast<double>(yf[k]) : 0.0,
-                             static_cast<double>(df[k]));
-                };
-                if (beta == 0.0) {
-                    for (int64_t k = 0; k < m; ++k) rf[k] = static_cast<float>(alpha * at(k));
-                } else {
-                    f16c::to_float(bits(dx + i0), rf, m);
-                    for (int64_t k = 0; k < m; ++k)
-                        rf[k] = static_cast<float>(alpha * at(k) + beta * static_cast<double>(rf[k]));
-                }
-                f16c::to_half(rf, bits(dx + i0), m);
-            });
-            return;
-        }
-    }
-    auto at = [=](int64_t i) {
-        return g(kX ? static_cast<double>(load(x[i])) : 0.0, kY ? static_cast<double>(load(y[i])) : 0.0,
-                 static_cast<double>(load(dy[i])));
-    };
-    if (beta == 0.0) {
-#pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * at(i));
-    } else {
-#pragma omp parallel for schedule(static) if (n > par_min)
-        for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(alpha * at(i) + beta * static_cast<double>(load(dx[i])));
-    }
-}
-
 template <class T>
 void backward(const core::ActivationBwdProblem& p) {
     const T* x = static_cast<const T*>(p.x_data);
@@ -223,7 +198,7 @@ void backward(const core::ActivationBwdProblem& p) {
     const double coef = a.coef, sb = a.swish_beta;
     const bool prop = a.propagate_nan;
     auto run = [&](auto with_x, auto with_y, int64_t par_min, auto g) {
-        backward_loop<decltype(with_x)::value, decltype(with_y)::value>(x, y, dy, dx, n, alpha, beta, par_min, g);
+        blend_loop<decltype(with_x)::value, decltype(with_y)::value>(x, y, dy, dx, n, alpha, beta, par_min, g);
     };
     const std::true_type on;
     const std::false_type off;
