@@ -554,124 +554,7 @@ __device__ __forceinline__ float fmax_nan(float a, float b) {
 #endif
 }
 
-enum class FwdOp { kMax, kMaxNan, kAvg };  // max skipping NaNs, max propagating them, average
-
-// Forward, 2-D, windows R x S at strides SH x SW fixed at compile time (3x3/2, 2x2/2):
-// one thread computes KH outputs down a column (V channels when channels are innermost).
-// Each of the (KH - 1) * SH + R input rows it reads is reduced over its S columns once
-// and shared by the windows that overlap it (3x3/2, KH = 4: 27 loads for 4 outputs
-// against 36; KH = 2 for vector threads, whose rows take V registers each).
-// Out-of-range positions read a clamped address and count as a filler (NaN for max,
-// which fmaxf skips; -inf for NaN-propagating max; 0 for sums), so a warp holding border
-// threads runs one straight path. Max skipping NaNs is fmaxf from a NaN start (a window
-// of NaNs gives NaN), propagating ones max.NaN; both agree with window_reduce's value
-// (the argmax order matters only to backward).
-// Bytes: x + y (+ y if beta != 0); rows shared with the next thread's outputs hit L2.
-template <class T, int V, bool kCInner, FwdOp kOp, int R, int S, int SH, int SW, int KH>
-__global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an SM (66 measured 16% slower)
-    pool_fwd_cols(Pool2d p, FastDiv div_a, FastDiv div_b, FastDiv div_c, uint32_t total, const T* __restrict__ x,
-                  T* __restrict__ y, float alpha, float beta) {
-    constexpr int NR = (KH - 1) * SH + R;
-    const float fill = kOp == FwdOp::kMax ? __int_as_float(0x7fffffff)
-                                          : (kOp == FwdOp::kMaxNan ? -INFINITY : 0.0f);
-    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
-        uint32_t n, ch, ohb, ow;  // ohb: block of KH output rows
-        out_coords<V, kCInner>(t, div_a, div_b, div_c, &n, &ch, &ohb, &ow);
-        const int oh0 = static_cast<int>(ohb) * KH;
-        const int hs = oh0 * SH - p.ph, ws = static_cast<int>(ow) * SW - p.pw;
-        const T* xb = x + n * p.xs[0] + ch * p.xs[1];
-        // Out-of-range rows and columns read a clamped in-range address and are replaced
-        // by the filler: no predicated loads, so no predicate juggling.
-        const char* xc = reinterpret_cast<const char*>(xb);
-        uint32_t col[S];  // byte offsets in the plane (plane32)
-        bool cok[S];
-        int ncols = 0;
-#pragma unroll
-        for (int j = 0; j < S; ++j) {
-            const int iw = ws + j;
-            cok[j] = iw >= 0 && iw < p.w;
-            ncols += cok[j];
-            col[j] = (cok[j] ? static_cast<uint32_t>(iw) : 0u) * (p.xs[3] * static_cast<uint32_t>(sizeof(T)));
-        }
-        const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
-        float acc[NR][V];  // per input row: its S columns reduced
-        bool rok[NR];
-#pragma unroll
-        for (int r = 0; r < NR; ++r) {
-            const int ih = hs + r;
-            rok[r] = ih >= 0 && ih < p.h;
-            const char* xr = xc + (rok[r] ? static_cast<uint32_t>(ih) : 0u) * xs2;
-#pragma unroll
-            for (int j = 0; j < S; ++j) {
-                float v[V];
-                load_c<T, V>(at_bytes<T>(xr, col[j]), v);
-#pragma unroll
-                for (int k = 0; k < V; ++k) {
-                    const float m = cok[j] ? v[k] : fill;
-                    if (j == 0)
-                        acc[r][k] = m;
-                    else if (kOp == FwdOp::kMax)
-                        acc[r][k] = fmaxf(acc[r][k], m);
-                    else if (kOp == FwdOp::kMaxNan)
-                        acc[r][k] = fmax_nan(acc[r][k], m);
-                    else
-                        acc[r][k] += m;
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < V; ++k) acc[r][k] = rok[r] ? acc[r][k] : fill;
-        }
-#pragma unroll
-        for (int o = 0; o < KH; ++o) {
-            const int oh = oh0 + o;
-            if (oh >= p.oh) break;
-            float res[V];
-            int nrows = 0;
-#pragma unroll
-            for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                float m = acc[o * SH][k];
-#pragma unroll
-                for (int i = 1; i < R; ++i) {
-                    const float a = acc[o * SH + i][k];
-                    m = kOp == FwdOp::kMax ? fmaxf(m, a) : (kOp == FwdOp::kMaxNan ? fmax_nan(m, a) : m + a);
-                }
-                res[k] = m;
-            }
-            const int count = nrows * ncols;
-            if (kOp != FwdOp::kAvg) {
-#pragma unroll
-                for (int k = 0; k < V; ++k) res[k] = count == 0 ? 0.0f : res[k];
-            } else {
-                int div = count;
-                if (p.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING) {
-                    // Window positions inside the padded input [-pad, in + pad).
-                    const int h0 = hs + o * SH;
-                    const int h_lo = max(h0, -p.ph), h_hi = min(h0 + R, p.h + p.ph);
-                    const int w_lo = max(ws, -p.pw), w_hi = min(ws + S, p.w + p.pw);
-                    div = max(h_hi - h_lo, 0) * max(w_hi - w_lo, 0);
-                }
-#pragma unroll
-                for (int k = 0; k < V; ++k) res[k] = div > 0 ? res[k] / static_cast<float>(div) : 0.0f;
-            }
-            T* yp = y + n * p.ys[0] + ch * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] + ow * p.ys[3];
-            blend_store<T, V>(yp, res, alpha, beta);
-        }
-    }
-}
-
-// ---- HALF / BFLOAT16 in pairs (W innermost, 3x3 / 2x2 at stride 2, max) ----
-//
-// A 16-bit element costs the same instructions as a FLOAT one but half the bytes, so the
-// one-element-a-lane kernels above run instruction-bound on HALF / BFLOAT16 (pool_fwd_cols
-// 55% of copy, pool_bwd_strips 37%, against 91% / 72% for FLOAT). The kernels below give a
-// lane two adjacent output columns: x is read as aligned 4-byte column pairs, the max runs
-// on packed pairs (max.{bf16x2,f16x2}: two windows an instruction, exact, no conversion),
-// and dx is written as 4-byte pairs. They need W even (a column pair never straddles the
-// edge of a row), x (and dx) with W stride 1, every other stride even and the pointers
-// 4-byte aligned; anything else takes the kernels above.
-
+// Packed pairs of 16-bit values (the pair kernels below; pool_fwd_cols' 16-bit max).
 template <class T>
 struct Half2Of;
 template <>
@@ -750,6 +633,219 @@ __device__ __forceinline__ uint32_t opaque(uint32_t v) {
     asm volatile("" : "+r"(v));
     return v;
 }
+
+enum class FwdOp { kMax, kMaxNan, kAvg };  // max skipping NaNs, max propagating them, average
+
+// pool_fwd_cols' 16-bit max with channels innermost (V even): the V channels as V / 2
+// packed pairs, reduced by max.{bf16x2,f16x2} (fmaxf's / max.NaN's rule per half, exact:
+// the max of 16-bit values is one of them), so a 16-byte load costs 4 selects and 4 max
+// instructions, as FLOAT's 4 + 4, not the 8 conversions, 8 selects and 8 fmaxf of the float
+// path (bf16 NHWC 128x256x56x56 ran at 79% of copy that way, FLOAT at 91%). yb: the
+// thread's output column (row 0); alpha = 1, beta = 0 store the pairs as they are, else
+// blend_store's float arithmetic.
+template <int VW>
+__device__ __forceinline__ void load_words(const char* p, uint32_t (&w)[VW]) {
+    if constexpr (VW == 4) {
+        const uint4 u = *reinterpret_cast<const uint4*>(p);
+        w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w;
+    } else if constexpr (VW == 2) {
+        const uint2 u = *reinterpret_cast<const uint2*>(p);
+        w[0] = u.x, w[1] = u.y;
+    } else {
+        w[0] = *reinterpret_cast<const uint32_t*>(p);
+    }
+}
+template <int VW>
+__device__ __forceinline__ void store_words(char* p, const uint32_t (&w)[VW]) {
+    if constexpr (VW == 4)
+        *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+    else if constexpr (VW == 2)
+        *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+    else
+        *reinterpret_cast<uint32_t*>(p) = w[0];
+}
+
+template <class T, int V, bool kNan, int R, int S, int SH, int KH>
+__device__ __forceinline__ void pool_fwd_cols_packed(const Pool2d& p, const char* xc, uint32_t xs2,
+                                                     const uint32_t (&col)[S], const bool (&cok)[S], int ncols,
+                                                     int hs, int oh0, T* yb, float alpha, float beta) {
+    constexpr int NR = (KH - 1) * SH + R, VW = V / 2;
+    const uint32_t fill = kNan ? Half2Of<T>::kNegInf : Half2Of<T>::kNan;
+    uint32_t acc[NR][VW];  // per input row: its S columns reduced
+    bool rok[NR];
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+        const int ih = hs + r;
+        rok[r] = ih >= 0 && ih < p.h;
+        const char* xr = xc + (rok[r] ? static_cast<uint32_t>(ih) : 0u) * xs2;
+#pragma unroll
+        for (int j = 0; j < S; ++j) {
+            uint32_t v[VW];
+            load_words<VW>(xr + col[j], v);
+#pragma unroll
+            for (int k = 0; k < VW; ++k) {
+                const uint32_t m = cok[j] ? v[k] : fill;
+                acc[r][k] = j == 0 ? m : max2<T, kNan>(acc[r][k], m);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < VW; ++k) acc[r][k] = rok[r] ? acc[r][k] : fill;
+    }
+#pragma unroll
+    for (int o = 0; o < KH; ++o) {
+        const int oh = oh0 + o;
+        if (oh >= p.oh) break;
+        int nrows = 0;
+#pragma unroll
+        for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
+        const bool any = nrows * ncols != 0;  // else the window holds no input: 0
+        uint32_t res[VW];
+#pragma unroll
+        for (int k = 0; k < VW; ++k) {
+            uint32_t m = acc[o * SH][k];
+#pragma unroll
+            for (int i = 1; i < R; ++i) m = max2<T, kNan>(m, acc[o * SH + i][k]);
+            res[k] = any ? m : 0u;
+        }
+        T* yp = yb + static_cast<uint32_t>(oh) * p.ys[2];
+        if (alpha == 1.0f && beta == 0.0f) {
+            store_words<VW>(reinterpret_cast<char*>(yp), res);
+        } else {
+            float r[V];
+#pragma unroll
+            for (int k = 0; k < VW; ++k) {
+                r[2 * k] = lo_f<T>(res[k]);
+                r[2 * k + 1] = hi_f<T>(res[k]);
+            }
+            blend_store<T, V>(yp, r, alpha, beta);
+        }
+    }
+}
+
+// Forward, 2-D, windows R x S at strides SH x SW fixed at compile time (3x3/2, 2x2/2):
+// one thread computes KH outputs down a column (V channels when channels are innermost).
+// Each of the (KH - 1) * SH + R input rows it reads is reduced over its S columns once
+// and shared by the windows that overlap it (3x3/2, KH = 4: 27 loads for 4 outputs
+// against 36; KH = 2 for vector threads, whose rows take V registers each).
+// Out-of-range positions read a clamped address and count as a filler (NaN for max,
+// which fmaxf skips; -inf for NaN-propagating max; 0 for sums), so a warp holding border
+// threads runs one straight path. Max skipping NaNs is fmaxf from a NaN start (a window
+// of NaNs gives NaN), propagating ones max.NaN; both agree with window_reduce's value
+// (the argmax order matters only to backward).
+// Bytes: x + y (+ y if beta != 0); rows shared with the next thread's outputs hit L2.
+template <class T, int V, bool kCInner, FwdOp kOp, int R, int S, int SH, int SW, int KH>
+__global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an SM (66 measured 16% slower)
+    pool_fwd_cols(Pool2d p, FastDiv div_a, FastDiv div_b, FastDiv div_c, uint32_t total, const T* __restrict__ x,
+                  T* __restrict__ y, float alpha, float beta) {
+    constexpr int NR = (KH - 1) * SH + R;
+    constexpr bool kPacked = sizeof(T) == 2 && kOp != FwdOp::kAvg && V % 2 == 0;
+    const float fill = kOp == FwdOp::kMax ? __int_as_float(0x7fffffff)
+                                          : (kOp == FwdOp::kMaxNan ? -INFINITY : 0.0f);
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        uint32_t n, ch, ohb, ow;  // ohb: block of KH output rows
+        out_coords<V, kCInner>(t, div_a, div_b, div_c, &n, &ch, &ohb, &ow);
+        const int oh0 = static_cast<int>(ohb) * KH;
+        const int hs = oh0 * SH - p.ph, ws = static_cast<int>(ow) * SW - p.pw;
+        const T* xb = x + n * p.xs[0] + ch * p.xs[1];
+        // Out-of-range rows and columns read a clamped in-range address and are replaced
+        // by the filler: no predicated loads, so no predicate juggling.
+        const char* xc = reinterpret_cast<const char*>(xb);
+        uint32_t col[S];  // byte offsets in the plane (plane32)
+        bool cok[S];
+        int ncols = 0;
+#pragma unroll
+        for (int j = 0; j < S; ++j) {
+            const int iw = ws + j;
+            cok[j] = iw >= 0 && iw < p.w;
+            ncols += cok[j];
+            col[j] = (cok[j] ? static_cast<uint32_t>(iw) : 0u) * (p.xs[3] * static_cast<uint32_t>(sizeof(T)));
+        }
+        const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
+        if constexpr (kPacked) {
+            pool_fwd_cols_packed<T, V, kOp == FwdOp::kMaxNan, R, S, SH, KH>(p, xc, xs2, col, cok, ncols, hs, oh0,
+                                                                          y + n * p.ys[0] + ch * p.ys[1] +
+                                                                              ow * p.ys[3],
+                                                                          alpha, beta);
+            continue;
+        }
+        float acc[NR][V];  // per input row: its S columns reduced
+        bool rok[NR];
+#pragma unroll
+        for (int r = 0; r < NR; ++r) {
+            const int ih = hs + r;
+            rok[r] = ih >= 0 && ih < p.h;
+            const char* xr = xc + (rok[r] ? static_cast<uint32_t>(ih) : 0u) * xs2;
+#pragma unroll
+            for (int j = 0; j < S; ++j) {
+                float v[V];
+                load_c<T, V>(at_bytes<T>(xr, col[j]), v);
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    const float m = cok[j] ? v[k] : fill;
+                    if (j == 0)
+                        acc[r][k] = m;
+                    else if (kOp == FwdOp::kMax)
+                        acc[r][k] = fmaxf(acc[r][k], m);
+                    else if (kOp == FwdOp::kMaxNan)
+                        acc[r][k] = fmax_nan(acc[r][k], m);
+                    else
+                        acc[r][k] += m;
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < V; ++k) acc[r][k] = rok[r] ? acc[r][k] : fill;
+        }
+#pragma unroll
+        for (int o = 0; o < KH; ++o) {
+            const int oh = oh0 + o;
+            if (oh >= p.oh) break;
+            float res[V];
+            int nrows = 0;
+#pragma unroll
+            for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                float m = acc[o * SH][k];
+#pragma unroll
+                for (int i = 1; i < R; ++i) {
+                    const float a = acc[o * SH + i][k];
+                    m = kOp == FwdOp::kMax ? fmaxf(m, a) : (kOp == FwdOp::kMaxNan ? fmax_nan(m, a) : m + a);
+                }
+                res[k] = m;
+            }
+            const int count = nrows * ncols;
+            if (kOp != FwdOp::kAvg) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) res[k] = count == 0 ? 0.0f : res[k];
+            } else {
+                int div = count;
+                if (p.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING) {
+                    // Window positions inside the padded input [-pad, in + pad).
+                    const int h0 = hs + o * SH;
+                    const int h_lo = max(h0, -p.ph), h_hi = min(h0 + R, p.h + p.ph);
+                    const int w_lo = max(ws, -p.pw), w_hi = min(ws + S, p.w + p.pw);
+                    div = max(h_hi - h_lo, 0) * max(w_hi - w_lo, 0);
+                }
+#pragma unroll
+                for (int k = 0; k < V; ++k) res[k] = div > 0 ? res[k] / static_cast<float>(div) : 0.0f;
+            }
+            T* yp = y + n * p.ys[0] + ch * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] + ow * p.ys[3];
+            blend_store<T, V>(yp, res, alpha, beta);
+        }
+    }
+}
+
+// ---- HALF / BFLOAT16 in pairs (W innermost, 3x3 / 2x2 at stride 2, max) ----
+//
+// A 16-bit element costs the same instructions as a FLOAT one but half the bytes, so the
+// one-element-a-lane kernels above run instruction-bound on HALF / BFLOAT16 (pool_fwd_cols
+// 55% of copy, pool_bwd_strips 37%, against 91% / 72% for FLOAT). The kernels below give a
+// lane two adjacent output columns: x is read as aligned 4-byte column pairs, the max runs
+// on packed pairs (max.{bf16x2,f16x2}: two windows an instruction, exact, no conversion),
+// and dx is written as 4-byte pairs. They need W even (a column pair never straddles the
+// edge of a row), x (and dx) with W stride 1, every other stride even and the pointers
+// 4-byte aligned; anything else takes the kernels above.
+
 
 // x column pairs of the two windows at columns ws and ws + 2 (SW = 2): column pair pb + k,
 // k < NP, holds elements e[2k], e[2k + 1] counted from column 2 * pb = ws - PAR (PAR = ws
