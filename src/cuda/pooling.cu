@@ -31,7 +31,8 @@
 // kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
 // the backward only when NaNs are skipped); with C innermost, C a multiple of 8 and NaNs
 // skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
-// cell_gather8). The kernels above remain for 1-D and 3-D+,
+// cell_gather8); pool_fwd_cols reduces a 16-bit max over channel vectors in packed pairs
+// (pool_fwd_cols_packed). The kernels above remain for 1-D and 3-D+,
 // DOUBLE, INT8, average backward and windows over 255 positions.
 //
 // Ceilings at 128x256x56x56, 3x3 window, stride 2, pad 1 (y 128x256x28x28), 4.2 TB/s:
