@@ -665,6 +665,7 @@ __global__ void finalize_forward(NormGeometry g, const double* __restrict__ part
 template <class C>
 struct FwdCoefArrays {
     const C *a, *m, *b, *ml;
+    static constexpr bool kStageable = false;  // already one load a coefficient
     FwdCoefArrays(const C* coef, int64_t F) : a(coef), m(coef + F), b(coef + 2 * F), ml(coef + 4 * F) {}
     __device__ FwdCoef<C> operator()(int64_t f) const { return {a[f], m[f], b[f], ml[f]}; }
 };
@@ -684,6 +685,7 @@ struct FwdCoefParams {
 };
 template <class C>
 struct FwdCoefChannel {
+    static constexpr bool kStageable = true;  // apply_forward_nhwc's kStage
     FwdCoefParams<C> p;
     int64_t sb_c, mv_c;  // the channel strides of scale / bias and mean / variance
     __device__ FwdCoef<C> operator()(int64_t f) const { return p.at(f * sb_c, f * mv_c); }
@@ -952,31 +954,40 @@ NhwcWalk nhwc_walk(int64_t rows, int64_t c, int v) {
 // kFold (FwdFold): two coefficients a channel in registers instead of four
 // (apply_forward_nhwc<bf16, 8> held 32 of them at 70 registers, 34% occupancy, 150 us for
 // 0.1 ms of bytes).
-// src: FwdCoefArrays or FwdCoefChannel. The thread's first row is loaded ahead of its
-// coefficients, so their latencies overlap. With FwdCoefChannel the folded bf16 instance
-// takes 40 registers (32 with the arrays), FLOAT's 40 (44). The H200 measured this form
-// best at 128x256x56x56 inference: FLOAT 0.2226 ms against 0.2314-0.2349 with the row
-// loaded after the coefficients (44 registers, 5 blocks an SM instead of 6), bf16 0.1191
-// against 0.1204-0.1224 with the folded instance held to 32 registers.
-template <class T, int V, bool kFold, class Src>
+// src: FwdCoefArrays or FwdCoefChannel. kStage (folded only): the block's threads first
+// write every channel's folded pair to shared memory, one channel a thread, and each
+// thread then reads its V pairs from there (32 registers, as with the arrays; computing its
+// own 8 channels the bf16 instance took 40). The thread's first row is loaded ahead of its
+// coefficients, so their latencies overlap: FLOAT's FwdCoefChannel instance takes 40
+// registers that way and measured 0.2226 ms at 128x256x56x56 against 0.2314-0.2349 with
+// the row loaded after them (44 registers, 5 blocks an SM instead of 6).
+template <class T, int V, bool kFold, class Src, bool kStage>
 __global__ void __launch_bounds__(kThreads)
     apply_forward_nhwc(const T* __restrict__ x, const T* __restrict__ z, T* y, NhwcWalk w, Src src, int ops,
                        NormActivation act, typename Io<T>::C alpha, typename Io<T>::C beta) {
     using C = typename Io<T>::C;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t row_len = static_cast<size_t>(w.cvn) * V;
+    static_assert(!kStage || kFold, "only folded pairs are staged");
+    extern __shared__ __align__(16) unsigned char stage_bytes[];
+    FwdFold<C>* stage = reinterpret_cast<FwdFold<C>*>(stage_bytes);
+    auto folded = [&](uint32_t c) {
+        const FwdCoef<C> k = src(c);
+        return FwdFold<C>(k.a, k.m, k.ml, k.b, alpha);
+    };
+    if constexpr (kStage) {
+        for (uint32_t c = threadIdx.x; c < row_len; c += blockDim.x) stage[c] = folded(c);
+        __syncthreads();
+    }
     if (t >= w.lanes) return;
     const uint32_t r0 = w.fd_cv.div(t);
     const uint32_t c0 = (t - r0 * w.cvn) * V;
-    const size_t row_len = static_cast<size_t>(w.cvn) * V;
     if (r0 >= w.rows) return;
     Vec<T, V> xv = load_vec<T, V>(x + r0 * row_len + c0);
     if constexpr (kFold) {
         FwdFold<C> f[V];
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-            const FwdCoef<C> k = src(c0 + i);
-            f[i] = FwdFold<C>(k.a, k.m, k.ml, k.b, alpha);
-        }
+        for (int i = 0; i < V; ++i) f[i] = kStage ? stage[c0 + i] : folded(c0 + i);
         for (uint32_t r = r0;;) {
             const size_t e = r * row_len + c0;
             Vec<T, V> out;
@@ -1709,15 +1720,29 @@ decltype(auto) with_fold(int ops, typename Io<T>::C beta, F&& f) {
                       [&](auto plain) { return f(std::bool_constant<decltype(plain)::value && sizeof(T) == 2>{}); });
 }
 
+// Staging (FwdCoefChannel, folded applies only): each block first stages every channel's
+// folded pair in shared memory, one channel a thread, where they fit in kStageBytes. H200,
+// bf16 NHWC 128x256x56x56: 0.1190-0.1192 ms with each thread computing its 8 channels (40
+// registers) -> 0.1140-0.1145 (32 registers, 85% of copy). FLOAT's unfolded instance
+// staged took 44 registers against 40 and measured 0.2310-0.2336 against 0.2182-0.2196:
+// FLOAT computes its own.
+constexpr size_t kStageBytes = 16 * 1024;
 template <class T, int V, class Src>
 void launch_apply_forward_nhwc(const NormGeometry& g, const T* x, const T* z, T* y, const Src& src, int ops,
                                const NormActivation& act, typename Io<T>::C alpha, typename Io<T>::C beta,
                                cudaStream_t s) {
+    using C = typename Io<T>::C;
     const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
+    const unsigned grid = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
     with_fold<T>(ops, beta, [&](auto fold) {
-        apply_forward_nhwc<T, V, decltype(fold)::value, Src>
-            <<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(x, z, y, w, src, ops, act, alpha,
-                                                                                     beta);
+        constexpr bool kFold = decltype(fold)::value, kStage = kFold && Src::kStageable;
+        const size_t smem = static_cast<size_t>(g.c) * sizeof(FwdFold<C>);
+        if (kStage && smem <= kStageBytes)
+            apply_forward_nhwc<T, V, kFold, Src, kStage><<<grid, kThreads, smem, s>>>(x, z, y, w, src, ops, act,
+                                                                                       alpha, beta);
+        else
+            apply_forward_nhwc<T, V, kFold, Src, false><<<grid, kThreads, 0, s>>>(x, z, y, w, src, ops, act, alpha,
+                                                                                   beta);
     });
 }
 
