@@ -4,7 +4,9 @@ with the flags of a configured CUDA build, then prints, per kernel, the register
 and spills (ptxas) and the SASS instruction count with its most frequent opcodes
 (cuobjdump). Register counts decide occupancy and instruction counts decide whether an
 element-wise or pooling kernel can be memory-bound at all, so compare them before and
-after a change, then measure on the GPU machine.
+after a change, then measure on the GPU machine. A cubin is the device pass alone: code
+the host pass also compiles (a struct's default member initializers, for one) can fail
+only in the real build, so build the object (ninja ... <file>.cu.o) before committing.
 
     scripts/sass.py src/cuda/pooling.cu [--kernels 'pool_bwd'] [--build build-cuda]
                     [--arch sm_90a] [--dump DIR]

@@ -666,14 +666,36 @@ __device__ __forceinline__ void store_words(char* p, const uint32_t (&w)[VW]) {
         *reinterpret_cast<uint32_t*>(p) = w[0];
 }
 
-template <class T, int V, bool kNan, int R, int S, int SH, int KH>
-__device__ __forceinline__ void pool_fwd_cols_packed(const Pool2d& p, const char* xc, uint32_t xs2,
-                                                     const uint32_t (&col)[S], const bool (&cok)[S], int ncols,
-                                                     int hs, int oh0, T* yb, float alpha, float beta) {
-    constexpr int NR = (KH - 1) * SH + R, VW = V / 2;
-    const uint32_t fill = kNan ? Half2Of<T>::kNegInf : Half2Of<T>::kNan;
-    uint32_t acc[NR][VW];  // per input row: its S columns reduced
-    bool rok[NR];
+// How pool_fwd_cols reduces a window position's V channels. FloatLanes: V floats, the
+// filler and operation of kOp. PairLanes (16-bit max, V even): V / 2 packed pairs.
+template <class T, int V, FwdOp kOp>
+struct FloatLanes {
+    using E = float;
+    static constexpr int N = V;
+    __device__ float fill() const {
+        return kOp == FwdOp::kMax ? __int_as_float(0x7fffffff) : (kOp == FwdOp::kMaxNan ? -INFINITY : 0.0f);
+    }
+    __device__ void load(const char* p, float (&v)[N]) const { load_c<T, V>(reinterpret_cast<const T*>(p), v); }
+    __device__ float operator()(float a, float b) const {
+        return kOp == FwdOp::kMax ? fmaxf(a, b) : (kOp == FwdOp::kMaxNan ? fmax_nan(a, b) : a + b);
+    }
+};
+template <class T, int V, bool kNan>
+struct PairLanes {
+    using E = uint32_t;
+    static constexpr int N = V / 2;
+    __device__ uint32_t fill() const { return kNan ? Half2Of<T>::kNegInf : Half2Of<T>::kNan; }
+    __device__ void load(const char* p, uint32_t (&v)[N]) const { load_words<N>(p, v); }
+    __device__ uint32_t operator()(uint32_t a, uint32_t b) const { return max2<T, kNan>(a, b); }
+};
+
+// The NR input rows from hs of a column of windows, each reduced over its S columns (col,
+// cok: byte offsets and whether in range) by L; rows and columns out of range give L's
+// filler. rok[r]: whether row r is in range.
+template <class L, int NR, int S>
+__device__ __forceinline__ void reduce_rows(const L& l, const Pool2d& p, const char* xc, uint32_t xs2,
+                                            const uint32_t (&col)[S], const bool (&cok)[S], int hs,
+                                            typename L::E (&acc)[NR][L::N], bool (&rok)[NR]) {
 #pragma unroll
     for (int r = 0; r < NR; ++r) {
         const int ih = hs + r;
@@ -681,17 +703,38 @@ __device__ __forceinline__ void pool_fwd_cols_packed(const Pool2d& p, const char
         const char* xr = xc + (rok[r] ? static_cast<uint32_t>(ih) : 0u) * xs2;
 #pragma unroll
         for (int j = 0; j < S; ++j) {
-            uint32_t v[VW];
-            load_words<VW>(xr + col[j], v);
+            typename L::E v[L::N];
+            l.load(xr + col[j], v);
 #pragma unroll
-            for (int k = 0; k < VW; ++k) {
-                const uint32_t m = cok[j] ? v[k] : fill;
-                acc[r][k] = j == 0 ? m : max2<T, kNan>(acc[r][k], m);
+            for (int k = 0; k < L::N; ++k) {
+                const typename L::E m = cok[j] ? v[k] : l.fill();
+                acc[r][k] = j == 0 ? m : l(acc[r][k], m);
             }
         }
 #pragma unroll
-        for (int k = 0; k < VW; ++k) acc[r][k] = rok[r] ? acc[r][k] : fill;
+        for (int k = 0; k < L::N; ++k) acc[r][k] = rok[r] ? acc[r][k] : l.fill();
     }
+}
+
+// Lane k of the window over rows r0 .. r0 + R - 1 of acc.
+template <int R, class L, int NR>
+__device__ __forceinline__ typename L::E reduce_window(const L& l, const typename L::E (&acc)[NR][L::N], int r0,
+                                                       int k) {
+    typename L::E m = acc[r0][k];
+#pragma unroll
+    for (int i = 1; i < R; ++i) m = l(m, acc[r0 + i][k]);
+    return m;
+}
+
+template <class T, int V, bool kNan, int R, int S, int SH, int KH>
+__device__ __forceinline__ void pool_fwd_cols_packed(const Pool2d& p, const char* xc, uint32_t xs2,
+                                                     const uint32_t (&col)[S], const bool (&cok)[S], int ncols,
+                                                     int hs, int oh0, T* yb, float alpha, float beta) {
+    constexpr int NR = (KH - 1) * SH + R, VW = V / 2;
+    const PairLanes<T, V, kNan> l{};
+    uint32_t acc[NR][VW];  // per input row: its S columns reduced
+    bool rok[NR];
+    reduce_rows(l, p, xc, xs2, col, cok, hs, acc, rok);
 #pragma unroll
     for (int o = 0; o < KH; ++o) {
         const int oh = oh0 + o;
@@ -702,12 +745,7 @@ __device__ __forceinline__ void pool_fwd_cols_packed(const Pool2d& p, const char
         const bool any = nrows * ncols != 0;  // else the window holds no input: 0
         uint32_t res[VW];
 #pragma unroll
-        for (int k = 0; k < VW; ++k) {
-            uint32_t m = acc[o * SH][k];
-#pragma unroll
-            for (int i = 1; i < R; ++i) m = max2<T, kNan>(m, acc[o * SH + i][k]);
-            res[k] = any ? m : 0u;
-        }
+        for (int k = 0; k < VW; ++k) res[k] = any ? reduce_window<R>(l, acc, o * SH, k) : 0u;
         T* yp = yb + static_cast<uint32_t>(oh) * p.ys[2];
         if (alpha == 1.0f && beta == 0.0f) {
             store_words<VW>(reinterpret_cast<char*>(yp), res);
@@ -740,8 +778,6 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
                   T* __restrict__ y, float alpha, float beta) {
     constexpr int NR = (KH - 1) * SH + R;
     constexpr bool kPacked = sizeof(T) == 2 && kOp != FwdOp::kAvg && V % 2 == 0;
-    const float fill = kOp == FwdOp::kMax ? __int_as_float(0x7fffffff)
-                                          : (kOp == FwdOp::kMaxNan ? -INFINITY : 0.0f);
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
         uint32_t n, ch, ohb, ow;  // ohb: block of KH output rows
         out_coords<V, kCInner>(t, div_a, div_b, div_c, &n, &ch, &ohb, &ow);
@@ -769,33 +805,10 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
                                                                           alpha, beta);
             continue;
         }
+        const FloatLanes<T, V, kOp> l{};
         float acc[NR][V];  // per input row: its S columns reduced
         bool rok[NR];
-#pragma unroll
-        for (int r = 0; r < NR; ++r) {
-            const int ih = hs + r;
-            rok[r] = ih >= 0 && ih < p.h;
-            const char* xr = xc + (rok[r] ? static_cast<uint32_t>(ih) : 0u) * xs2;
-#pragma unroll
-            for (int j = 0; j < S; ++j) {
-                float v[V];
-                load_c<T, V>(at_bytes<T>(xr, col[j]), v);
-#pragma unroll
-                for (int k = 0; k < V; ++k) {
-                    const float m = cok[j] ? v[k] : fill;
-                    if (j == 0)
-                        acc[r][k] = m;
-                    else if (kOp == FwdOp::kMax)
-                        acc[r][k] = fmaxf(acc[r][k], m);
-                    else if (kOp == FwdOp::kMaxNan)
-                        acc[r][k] = fmax_nan(acc[r][k], m);
-                    else
-                        acc[r][k] += m;
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < V; ++k) acc[r][k] = rok[r] ? acc[r][k] : fill;
-        }
+        reduce_rows(l, p, xc, xs2, col, cok, hs, acc, rok);
 #pragma unroll
         for (int o = 0; o < KH; ++o) {
             const int oh = oh0 + o;
@@ -805,15 +818,7 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
 #pragma unroll
             for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                float m = acc[o * SH][k];
-#pragma unroll
-                for (int i = 1; i < R; ++i) {
-                    const float a = acc[o * SH + i][k];
-                    m = kOp == FwdOp::kMax ? fmaxf(m, a) : (kOp == FwdOp::kMaxNan ? fmax_nan(m, a) : m + a);
-                }
-                res[k] = m;
-            }
+            for (int k = 0; k < V; ++k) res[k] = reduce_window<R>(l, acc, o * SH, k);
             const int count = nrows * ncols;
             if (kOp != FwdOp::kAvg) {
 #pragma unroll
