@@ -1748,12 +1748,16 @@ void launch_apply_forward_nhwc(const NormGeometry& g, const T* x, const T* z, T*
 
 template <class T, int V>
 void launch_apply_forward_v(const Plan& pl, const NormGeometry& g, const T* x, const T* z, T* y,
-                            const typename Io<T>::C* coef, int ops, const NormActivation& act,
-                            typename Io<T>::C alpha, typename Io<T>::C beta, cudaStream_t s) {
+                            const typename Io<T>::C* coef, const FwdCoefChannel<typename Io<T>::C>* channel,
+                            int ops, const NormActivation& act, typename Io<T>::C alpha, typename Io<T>::C beta,
+                            cudaStream_t s) {
     using C = typename Io<T>::C;
     const int64_t F = pl.F;
     if (pl.layout != Layout::nchw) {
-        launch_apply_forward_nhwc<T, V>(g, x, z, y, FwdCoefArrays<C>(coef, F), ops, act, alpha, beta, s);
+        if (channel)
+            launch_apply_forward_nhwc<T, V>(g, x, z, y, *channel, ops, act, alpha, beta, s);
+        else
+            launch_apply_forward_nhwc<T, V>(g, x, z, y, FwdCoefArrays<C>(coef, F), ops, act, alpha, beta, s);
         return;
     }
     const int64_t nvec = g.n * g.c * g.s / V;
@@ -1793,11 +1797,13 @@ ParamIo param_io(const NormCommon& k, const TensorDesc& sb, const TensorDesc& mv
     return p;
 }
 
-// Forward apply (inference and training): coefficients already in `coef` (a, mean, bias).
+// Forward apply (inference and training): coefficients already in `coef` (a, mean, bias),
+// or, for packed NHWC inference, computed in the apply from `channel` (coef unused).
 template <class T>
 void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc& xd, const void* xp,
                           const TensorDesc& zd, const void* zp, const TensorDesc& yd, void* yp,
-                          const typename Io<T>::C* coef, const core::Scale& out, cudaStream_t s) {
+                          const typename Io<T>::C* coef, const core::Scale& out, cudaStream_t s,
+                          const FwdCoefChannel<typename Io<T>::C>* channel = nullptr) {
     using C = typename Io<T>::C;
     const NormGeometry& g = k.g;
     const T* x = static_cast<const T*>(xp);
@@ -1814,9 +1820,9 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
         return;
     }
     if (choose_vec<T>(pl, g, {xp, zp, yp}) == Io<T>::kVec)
-        launch_apply_forward_v<T, Io<T>::kVec>(pl, g, x, z, y, coef, ops, k.act, alpha, beta, s);
+        launch_apply_forward_v<T, Io<T>::kVec>(pl, g, x, z, y, coef, channel, ops, k.act, alpha, beta, s);
     else
-        launch_apply_forward_v<T, 1>(pl, g, x, z, y, coef, ops, k.act, alpha, beta, s);
+        launch_apply_forward_v<T, 1>(pl, g, x, z, y, coef, channel, ops, k.act, alpha, beta, s);
 }
 
 // Fused statistics + apply (Plan::fused): clears the tile and group counters, then one
@@ -2036,17 +2042,9 @@ public:
                                        static_cast<const C*>(p.mean), static_cast<const C*>(p.var),
                                        static_cast<C>(p.k.epsilon)};
             if (pl.layout == Layout::nhwc) {  // coefficients in the apply: no scratch, one launch
-                const T* x = static_cast<const T*>(p.x_data);
-                const T* z = static_cast<const T*>(p.z_data);
-                T* y = static_cast<T*>(p.y_data);
-                const int ops = static_cast<int>(p.k.ops);
-                const C alpha = static_cast<C>(p.out.alpha), beta = static_cast<C>(p.out.beta);
                 const FwdCoefChannel<C> ch{src, pio.sb.st[1], pio.mv.st[1]};
-                if (choose_vec<T>(pl, p.k.g, {x, z, y}) == Io<T>::kVec)
-                    launch_apply_forward_nhwc<T, Io<T>::kVec>(p.k.g, x, z, y, ch, ops, p.k.act, alpha, beta,
-                                                              h.stream);
-                else
-                    launch_apply_forward_nhwc<T, 1>(p.k.g, x, z, y, ch, ops, p.k.act, alpha, beta, h.stream);
+                launch_apply_forward<T>(pl, p.k, p.x, p.x_data, p.z, p.z_data, p.y, p.y_data, nullptr, p.out, h.stream,
+                                        &ch);
                 return launched(name());
             }
             DeviceScratch scratch;

@@ -32,7 +32,7 @@
 // the backward only when NaNs are skipped); with C innermost, C a multiple of 8 and NaNs
 // skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
 // cell_gather8); pool_fwd_cols reduces a 16-bit max over channel vectors in packed pairs
-// (pool_fwd_cols_packed). The kernels above remain for 1-D and 3-D+,
+// (PairLanes). The kernels above remain for 1-D and 3-D+,
 // DOUBLE, INT8, average backward and windows over 255 positions.
 //
 // Ceilings at 128x256x56x56, 3x3 window, stride 2, pad 1 (y 128x256x28x28), 4.2 TB/s:
@@ -637,37 +637,12 @@ __device__ __forceinline__ uint32_t opaque(uint32_t v) {
 
 enum class FwdOp { kMax, kMaxNan, kAvg };  // max skipping NaNs, max propagating them, average
 
-// pool_fwd_cols' 16-bit max with channels innermost (V even): the V channels as V / 2
-// packed pairs, reduced by max.{bf16x2,f16x2} (fmaxf's / max.NaN's rule per half, exact:
-// the max of 16-bit values is one of them), so a 16-byte load costs 4 selects and 4 max
-// instructions, as FLOAT's 4 + 4, not the 8 conversions, 8 selects and 8 fmaxf of the float
-// path (bf16 NHWC 128x256x56x56 ran at 79% of copy that way, FLOAT at 91%). yb: the
-// thread's output column (row 0); alpha = 1, beta = 0 store the pairs as they are, else
-// blend_store's float arithmetic.
-template <int VW>
-__device__ __forceinline__ void load_words(const char* p, uint32_t (&w)[VW]) {
-    if constexpr (VW == 4) {
-        const uint4 u = *reinterpret_cast<const uint4*>(p);
-        w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w;
-    } else if constexpr (VW == 2) {
-        const uint2 u = *reinterpret_cast<const uint2*>(p);
-        w[0] = u.x, w[1] = u.y;
-    } else {
-        w[0] = *reinterpret_cast<const uint32_t*>(p);
-    }
-}
-template <int VW>
-__device__ __forceinline__ void store_words(char* p, const uint32_t (&w)[VW]) {
-    if constexpr (VW == 4)
-        *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-    else if constexpr (VW == 2)
-        *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
-    else
-        *reinterpret_cast<uint32_t*>(p) = w[0];
-}
-
 // How pool_fwd_cols reduces a window position's V channels. FloatLanes: V floats, the
-// filler and operation of kOp. PairLanes (16-bit max, V even): V / 2 packed pairs.
+// filler and operation of kOp. PairLanes (16-bit max with channels innermost, V even): V / 2
+// packed pairs reduced by max.{bf16x2,f16x2} (fmaxf's / max.NaN's rule per half, exact: the
+// max of 16-bit values is one of them), so a 16-byte load costs 4 selects and 4 max
+// instructions as FLOAT's does, not 8 conversions, 8 selects and 8 fmaxf (bf16 NHWC
+// 128x256x56x56 ran at 79% of copy that way, FLOAT at 91%).
 template <class T, int V, FwdOp kOp>
 struct FloatLanes {
     using E = float;
@@ -685,7 +660,10 @@ struct PairLanes {
     using E = uint32_t;
     static constexpr int N = V / 2;
     __device__ uint32_t fill() const { return kNan ? Half2Of<T>::kNegInf : Half2Of<T>::kNan; }
-    __device__ void load(const char* p, uint32_t (&v)[N]) const { load_words<N>(p, v); }
+    __device__ void load(const char* p, uint32_t (&v)[N]) const {
+        const Vec<T, V> u = load_vec<T, V>(reinterpret_cast<const T*>(p));
+        memcpy(v, &u, sizeof(v));
+    }
     __device__ uint32_t operator()(uint32_t a, uint32_t b) const { return max2<T, kNan>(a, b); }
 };
 
@@ -726,41 +704,6 @@ __device__ __forceinline__ typename L::E reduce_window(const L& l, const typenam
     return m;
 }
 
-template <class T, int V, bool kNan, int R, int S, int SH, int KH>
-__device__ __forceinline__ void pool_fwd_cols_packed(const Pool2d& p, const char* xc, uint32_t xs2,
-                                                     const uint32_t (&col)[S], const bool (&cok)[S], int ncols,
-                                                     int hs, int oh0, T* yb, float alpha, float beta) {
-    constexpr int NR = (KH - 1) * SH + R, VW = V / 2;
-    const PairLanes<T, V, kNan> l{};
-    uint32_t acc[NR][VW];  // per input row: its S columns reduced
-    bool rok[NR];
-    reduce_rows(l, p, xc, xs2, col, cok, hs, acc, rok);
-#pragma unroll
-    for (int o = 0; o < KH; ++o) {
-        const int oh = oh0 + o;
-        if (oh >= p.oh) break;
-        int nrows = 0;
-#pragma unroll
-        for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
-        const bool any = nrows * ncols != 0;  // else the window holds no input: 0
-        uint32_t res[VW];
-#pragma unroll
-        for (int k = 0; k < VW; ++k) res[k] = any ? reduce_window<R>(l, acc, o * SH, k) : 0u;
-        T* yp = yb + static_cast<uint32_t>(oh) * p.ys[2];
-        if (alpha == 1.0f && beta == 0.0f) {
-            store_words<VW>(reinterpret_cast<char*>(yp), res);
-        } else {
-            float r[V];
-#pragma unroll
-            for (int k = 0; k < VW; ++k) {
-                r[2 * k] = lo_f<T>(res[k]);
-                r[2 * k + 1] = hi_f<T>(res[k]);
-            }
-            blend_store<T, V>(yp, r, alpha, beta);
-        }
-    }
-}
-
 // Forward, 2-D, windows R x S at strides SH x SW fixed at compile time (3x3/2, 2x2/2):
 // one thread computes KH outputs down a column (V channels when channels are innermost).
 // Each of the (KH - 1) * SH + R input rows it reads is reduced over its S columns once
@@ -778,6 +721,7 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
                   T* __restrict__ y, float alpha, float beta) {
     constexpr int NR = (KH - 1) * SH + R;
     constexpr bool kPacked = sizeof(T) == 2 && kOp != FwdOp::kAvg && V % 2 == 0;
+    using L = std::conditional_t<kPacked, PairLanes<T, V, kOp == FwdOp::kMaxNan>, FloatLanes<T, V, kOp>>;
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
         uint32_t n, ch, ohb, ow;  // ohb: block of KH output rows
         out_coords<V, kCInner>(t, div_a, div_b, div_c, &n, &ch, &ohb, &ow);
@@ -798,45 +742,56 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
             col[j] = (cok[j] ? static_cast<uint32_t>(iw) : 0u) * (p.xs[3] * static_cast<uint32_t>(sizeof(T)));
         }
         const uint32_t xs2 = p.xs[2] * static_cast<uint32_t>(sizeof(T));
-        if constexpr (kPacked) {
-            pool_fwd_cols_packed<T, V, kOp == FwdOp::kMaxNan, R, S, SH, KH>(p, xc, xs2, col, cok, ncols, hs, oh0,
-                                                                          y + n * p.ys[0] + ch * p.ys[1] +
-                                                                              ow * p.ys[3],
-                                                                          alpha, beta);
-            continue;
-        }
-        const FloatLanes<T, V, kOp> l{};
-        float acc[NR][V];  // per input row: its S columns reduced
+        const L l{};
+        typename L::E acc[NR][L::N];  // per input row: its S columns reduced
         bool rok[NR];
         reduce_rows(l, p, xc, xs2, col, cok, hs, acc, rok);
 #pragma unroll
         for (int o = 0; o < KH; ++o) {
             const int oh = oh0 + o;
             if (oh >= p.oh) break;
-            float res[V];
             int nrows = 0;
 #pragma unroll
             for (int i = 0; i < R; ++i) nrows += rok[o * SH + i];
-#pragma unroll
-            for (int k = 0; k < V; ++k) res[k] = reduce_window<R>(l, acc, o * SH, k);
             const int count = nrows * ncols;
-            if (kOp != FwdOp::kAvg) {
-#pragma unroll
-                for (int k = 0; k < V; ++k) res[k] = count == 0 ? 0.0f : res[k];
-            } else {
-                int div = count;
-                if (p.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING) {
-                    // Window positions inside the padded input [-pad, in + pad).
-                    const int h0 = hs + o * SH;
-                    const int h_lo = max(h0, -p.ph), h_hi = min(h0 + R, p.h + p.ph);
-                    const int w_lo = max(ws, -p.pw), w_hi = min(ws + S, p.w + p.pw);
-                    div = max(h_hi - h_lo, 0) * max(w_hi - w_lo, 0);
-                }
-#pragma unroll
-                for (int k = 0; k < V; ++k) res[k] = div > 0 ? res[k] / static_cast<float>(div) : 0.0f;
-            }
             T* yp = y + n * p.ys[0] + ch * p.ys[1] + static_cast<uint32_t>(oh) * p.ys[2] + ow * p.ys[3];
-            blend_store<T, V>(yp, res, alpha, beta);
+            if constexpr (kPacked) {
+                // A window with no input gives 0; alpha = 1, beta = 0 store the pairs as they
+                // are, else blend_store's float arithmetic.
+                Vec<T, V> out;
+                uint32_t res[L::N];
+#pragma unroll
+                for (int k = 0; k < L::N; ++k) res[k] = count != 0 ? reduce_window<R>(l, acc, o * SH, k) : 0u;
+                memcpy(&out, res, sizeof(out));
+                if (alpha == 1.0f && beta == 0.0f) {
+                    store_vec<T, V>(yp, out);
+                } else {
+                    float r[V];
+#pragma unroll
+                    for (int k = 0; k < V; ++k) r[k] = Io<T>::in(out.v[k]);
+                    blend_store<T, V>(yp, r, alpha, beta);
+                }
+            } else {
+                float res[V];
+#pragma unroll
+                for (int k = 0; k < V; ++k) res[k] = reduce_window<R>(l, acc, o * SH, k);
+                if (kOp != FwdOp::kAvg) {
+#pragma unroll
+                    for (int k = 0; k < V; ++k) res[k] = count == 0 ? 0.0f : res[k];
+                } else {
+                    int div = count;
+                    if (p.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING) {
+                        // Window positions inside the padded input [-pad, in + pad).
+                        const int h0 = hs + o * SH;
+                        const int h_lo = max(h0, -p.ph), h_hi = min(h0 + R, p.h + p.ph);
+                        const int w_lo = max(ws, -p.pw), w_hi = min(ws + S, p.w + p.pw);
+                        div = max(h_hi - h_lo, 0) * max(w_hi - w_lo, 0);
+                    }
+#pragma unroll
+                    for (int k = 0; k < V; ++k) res[k] = div > 0 ? res[k] / static_cast<float>(div) : 0.0f;
+                }
+                blend_store<T, V>(yp, res, alpha, beta);
+            }
         }
     }
 }
@@ -851,7 +806,6 @@ __global__ void __launch_bounds__(kThreads, 4)  // <= 64 registers: 4 blocks an 
 // and dx is written as 4-byte pairs. They need W even (a column pair never straddles the
 // edge of a row), x (and dx) with W stride 1, every other stride even and the pointers
 // 4-byte aligned; anything else takes the kernels above.
-
 
 // x column pairs of the two windows at columns ws and ws + 2 (SW = 2): column pair pb + k,
 // k < NP, holds elements e[2k], e[2k + 1] counted from column 2 * pb = ws - PAR (PAR = ws
