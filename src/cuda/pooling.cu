@@ -22,10 +22,13 @@
 //   forward, 3x3 / 2x2 at stride 2   pool_fwd_cols: KH outputs down a column a thread,
 //                                    the input rows shared by its windows reduced once;
 //   forward, other windows           pool_fwd_2d: one output a thread;
-//   max backward, 3x3 / 2x2 at       pool_bwd_strips (W innermost: warps walk strips of
-//   stride 2                         cells, neighbours' windows by shuffles) and
-//                                    pool_bwd_cells (C innermost: blocks of cells through
-//                                    shared memory); every window's argmax computed once;
+//   max backward, 3x3 / 2x2 at       pool_bwd_planes (FLOAT, W innermost, NaNs skipped:
+//   stride 2                         bands of a plane in shared memory, each window's dy
+//                                    added at its argmax), pool_bwd_strips (W innermost
+//                                    otherwise: warps walk strips of cells, neighbours'
+//                                    windows by shuffles) and pool_bwd_cells (C innermost:
+//                                    blocks of cells through shared memory); every
+//                                    window's argmax computed once;
 //   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
 // HALF / BFLOAT16 max with W innermost and even W (3x3 / 2x2 at stride 2) take the pair
 // kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
@@ -1644,6 +1647,274 @@ Status launch_bwd_strips(const core::Handle& h, const core::PoolingBwdProblem& p
     return launched("cuda_pooling_bwd");
 }
 
+// Max backward, W innermost (NCHW and the like), the fixed windows, NaNs skipped: a block
+// owns a band of cell rows of one (n, c) plane (the whole plane when it fits: 56 x 56 is
+// one band) and works in shared memory:
+//   stage    the x rows its windows read, as float, with NaN in the rows and columns
+//            outside the plane (16-byte vector loads where the rows allow), and a zeroed
+//            float accumulator over the same rows;
+//   windows  each thread the argmax of up to kPlanesWin windows (band rows cr0 - HR ..
+//            cr1 - 1, the HR halo rows also computed by the band above), held in registers
+//            with their dy: the fmaxf max and the first position equal to it
+//            (window_argmax's rule), no bounds a position (the NaN border);
+//   scatter  the windows add their dy at their argmax in the accumulator, one class of
+//            windows at a time ((oh mod 2, ow mod 2) for 3x3: windows of a class never
+//            overlap, so no atomics and a fixed order: deterministic);
+//   store    the band's dx rows from the accumulator (alpha, beta), in 16-byte vectors.
+// Instructions (SASS): ~65 a window of 9 positions (load, max, compare, select) and one add,
+// against cell_gather's compare a window position and element; every global access a row
+// at a time (pool_bwd_strips / pool_bwd_pairs issue 4-byte accesses a lane two elements
+// apart, half of each sector an instruction, and wait on each row's loads with little
+// else in flight: Nsight, DRAM 47% / L2 88% of peak on pool_bwd_pairs).
+// The sums of an element covered by several windows run in class order, not output order
+// (cell_gather's): the same terms, the float rounding of their sum may differ in the last bit.
+// Bytes: x + dy + dx (+ dx if beta != 0), and the halo rows of neighbouring bands.
+// Measured at 128x256x56x56, 3x3 / 2, pad 1 (H200): FLOAT 0.339 -> 0.304-0.307 ms against
+// pool_bwd_strips (79-80% of the bench's copy). HALF / BFLOAT16 measured 0.257 ms against
+// pool_bwd_pairs' 0.216: this kernel issues as many instructions a window and element as
+// for FLOAT (every value a float in shared memory) for half the bytes, so the dispatch
+// takes it for FLOAT only; its 16-bit paths (tested on the GPU) are for a packed-window
+// form to build on.
+constexpr int kPlanesWin = 4;                // windows a thread: bands of up to 4 x kThreads windows
+constexpr size_t kPlanesSmem = 32 * 1024;    // shared memory a block: 7 blocks an SM
+
+struct PoolBwdPlanes {
+    Pool2d p;
+    int cells_h, kb;       // cell rows of the plane, of a band
+    int nrg;               // window rows a block takes at once: kThreads / OW
+    int pitch, apitch;     // staged row pitch in floats: x (borders included), accumulator
+    uint32_t units;        // planes x bands
+    FastDiv div_bands, div_c, div_ow;
+    FastDiv div_xg, div_ag;  // staging groups (kPlanesG) a staged x row, an accumulator row
+    bool vec_x, vec_dx;      // 16-byte vector loads / stores
+};
+
+// Staging groups: the elements of a 16-byte vector (FLOAT 4, HALF / BFLOAT16 8); the staged
+// rows keep one group of border columns left of the plane.
+template <class T>
+constexpr int kPlanesG = 16 / static_cast<int>(sizeof(T));
+
+// Elements iw0 .. iw0 + G - 1 of row ih of the plane at xp, as float into out[0 .. G / 4),
+// NaN outside the plane.
+template <class T>
+__device__ __forceinline__ void planes_load(const char* xp, const Pool2d& p, int ih, int iw0, bool vec, float4* out) {
+    constexpr int G = kPlanesG<T>;
+    const float kNan = __int_as_float(0x7fffffff);
+    float v[G];
+#pragma unroll
+    for (int e = 0; e < G; ++e) v[e] = kNan;
+    if (ih >= 0 && ih < p.h && iw0 + G > 0 && iw0 < p.w) {  // else wholly outside: no loads
+        const char* row = xp + static_cast<uint32_t>(ih) * p.xs[2] * static_cast<uint32_t>(sizeof(T));
+        if (vec && iw0 >= 0 && iw0 + G <= p.w) {
+            const uint4 u = __ldg(reinterpret_cast<const uint4*>(row + static_cast<uint32_t>(iw0) * sizeof(T)));
+            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if constexpr (sizeof(T) == 4) {
+                    v[j] = __uint_as_float(w[j]);
+                } else {
+                    v[2 * j] = lo_f<T>(w[j]);
+                    v[2 * j + 1] = hi_f<T>(w[j]);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < G; ++e) {
+                const int iw = iw0 + e;
+                if (iw >= 0 && iw < p.w)
+                    v[e] = Io<T>::in(*reinterpret_cast<const T*>(
+                        row + static_cast<uint32_t>(iw) * p.xs[3] * static_cast<uint32_t>(sizeof(T))));
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < G / 4; ++j) out[j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+}
+
+// dx elements iw0 .. iw0 + G - 1 (those inside the row) of the row at op = alpha * a + beta * dx.
+template <class T>
+__device__ __forceinline__ void planes_store(char* op, const Pool2d& p, int iw0, const float4* a, bool vec,
+                                             float alpha, float beta) {
+    constexpr int G = kPlanesG<T>;
+    float r[G];
+#pragma unroll
+    for (int j = 0; j < G / 4; ++j) {
+        const float4 f = a[j];
+        r[4 * j] = f.x, r[4 * j + 1] = f.y, r[4 * j + 2] = f.z, r[4 * j + 3] = f.w;
+    }
+    if (vec && iw0 + G <= p.w) {
+        uint4* q = reinterpret_cast<uint4*>(op + static_cast<uint32_t>(iw0) * sizeof(T));
+        uint4 o = make_uint4(0u, 0u, 0u, 0u);
+        if (beta != 0.0f) o = *q;
+        const uint32_t ow[4] = {o.x, o.y, o.z, o.w};
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if constexpr (sizeof(T) == 4) {
+                w[j] = __float_as_uint(alpha * r[j] + (beta != 0.0f ? beta * __uint_as_float(ow[j]) : 0.0f));
+            } else {
+                const float r0 = alpha * r[2 * j] + (beta != 0.0f ? beta * lo_f<T>(ow[j]) : 0.0f);
+                const float r1 = alpha * r[2 * j + 1] + (beta != 0.0f ? beta * hi_f<T>(ow[j]) : 0.0f);
+                w[j] = pack2<T>(r0, r1);
+            }
+        }
+        *q = make_uint4(w[0], w[1], w[2], w[3]);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < G; ++e) {
+        const int iw = iw0 + e;
+        if (iw < p.w)
+            blend_store<T, 1>(reinterpret_cast<T*>(op + static_cast<uint32_t>(iw) * p.zs[3] *
+                                                            static_cast<uint32_t>(sizeof(T))),
+                              &r[e], alpha, beta);
+    }
+}
+
+template <class T, int R, int S>
+__global__ void __launch_bounds__(kThreads)
+    pool_bwd_planes(PoolBwdPlanes t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                    float alpha, float beta) {
+    constexpr int HR = (R - 1) / 2, HS = (S - 1) / 2, kClasses = (HR + 1) * (HS + 1), G = kPlanesG<T>;
+    extern __shared__ __align__(16) unsigned char pool_smem[];
+    const Pool2d& p = t.p;
+    float* xs = reinterpret_cast<float*>(pool_smem);  // [staged row][pitch]
+    const int srows = (t.kb - 1 + HR) * 2 + R;         // staged rows of the largest band
+    float* acc = xs + srows * t.pitch;                 // [staged row][apitch]
+    for (uint32_t u = blockIdx.x; u < t.units; u += gridDim.x) {
+        const uint32_t plane = t.div_bands.div(u), band = u - plane * t.div_bands.d;
+        const uint32_t n = t.div_c.div(plane), c = plane - n * t.div_c.d;
+        const int cr0 = static_cast<int>(band) * t.kb, cr1 = min(cr0 + t.kb, t.cells_h);
+        const int o0 = max(0, cr0 - HR), o1 = min(p.oh, cr1);  // window rows
+        const int xr0 = (cr0 - HR) * 2 - p.ph;                 // first staged row (may be < 0)
+        const int rows = (cr1 - 1 - (cr0 - HR)) * 2 + R;
+        const char* xp = reinterpret_cast<const char*>(x + n * p.xs[0] + c * p.xs[1]);
+        const uint32_t nx = static_cast<uint32_t>(rows) * t.div_xg.d;
+        for (uint32_t l = threadIdx.x; l < nx; l += blockDim.x) {
+            const uint32_t r = t.div_xg.div(l), g = l - r * t.div_xg.d;
+            planes_load<T>(xp, p, xr0 + static_cast<int>(r), (static_cast<int>(g) - 1) * G, t.vec_x,
+                           reinterpret_cast<float4*>(xs) + l * (G / 4));
+        }
+        const uint32_t na = static_cast<uint32_t>(rows * t.apitch / 4);
+        for (uint32_t l = threadIdx.x; l < na; l += blockDim.x)
+            reinterpret_cast<float4*>(acc)[l] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        __syncthreads();
+        // Thread (rg, ow) takes the windows of column ow, rows o0 + rg + k * nrg.
+        const int rg = static_cast<int>(t.div_ow.div(threadIdx.x)), ow = static_cast<int>(threadIdx.x) - rg * p.ow;
+        const int ws = ow * 2 - p.pw;
+        // Row k's dy and window: a fixed step from row 0's (no per-window address math).
+        const T* drow = dy + (n * p.ys[0] + c * p.ys[1] + static_cast<uint32_t>(o0 + rg) * p.ys[2] +
+                              static_cast<uint32_t>(ow) * p.ys[3]);
+        const uint32_t dstep = static_cast<uint32_t>(t.nrg) * p.ys[2];
+        const float* wrow = xs + ((o0 + rg) * 2 - p.ph - xr0) * t.pitch + ws + G;
+        const int wstep = 2 * t.nrg * t.pitch;
+        int pos[kPlanesWin], cls[kPlanesWin];  // accumulator index of the argmax (-1: none), class
+        float dv[kPlanesWin];
+#pragma unroll
+        for (int k = 0; k < kPlanesWin; ++k, drow += dstep, wrow += wstep) {
+            const int oh = o0 + rg + k * t.nrg;
+            pos[k] = -1;
+            cls[k] = 0;
+            dv[k] = 0.0f;
+            if (rg >= t.nrg || oh >= o1) continue;
+            dv[k] = Io<T>::in(*drow);
+            const int hs = oh * 2 - p.ph;
+            const float* wb = wrow;
+            float v[R * S];
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+                for (int s = 0; s < S; ++s) v[r * S + s] = wb[r * t.pitch + s];
+            float m = v[0];
+#pragma unroll
+            for (int l = 1; l < R * S; ++l) m = fmaxf(m, v[l]);
+            // The first position holding the max (when none before the last does, the last
+            // does); a NaN max (only NaNs, or no input) takes the first position in the
+            // plane, -1 for none.
+            int a = R * S - 1;
+            if (m == m) {
+#pragma unroll
+                for (int l = R * S - 2; l >= 0; --l) a = v[l] == m ? l : a;
+            } else {
+                const int r0 = max(0, -hs), s0 = max(0, -ws);
+                a = r0 < R && hs + r0 < p.h && s0 < S && ws + s0 < p.w ? r0 * S + s0 : -1;
+            }
+            if (a >= 0) pos[k] = (hs - xr0 + a / S) * t.apitch + ws + a % S;
+            cls[k] = (oh & HR) * (HS + 1) + (ow & HS);
+        }
+#pragma unroll
+        for (int q = 0; q < kClasses; ++q) {
+#pragma unroll
+            for (int k = 0; k < kPlanesWin; ++k)
+                if (pos[k] >= 0 && cls[k] == q) acc[pos[k]] += dv[k];
+            __syncthreads();
+        }
+        const int dh0 = max(0, cr0 * 2 - p.ph), dh1 = min(p.h, cr1 * 2 - p.ph);
+        char* op = reinterpret_cast<char*>(dx + n * p.zs[0] + c * p.zs[1]);
+        const uint32_t nd = static_cast<uint32_t>(max(0, dh1 - dh0)) * t.div_ag.d;
+        for (uint32_t l = threadIdx.x; l < nd; l += blockDim.x) {
+            const uint32_t r = t.div_ag.div(l), g = l - r * t.div_ag.d;
+            const int ih = dh0 + static_cast<int>(r);
+            planes_store<T>(op + static_cast<uint32_t>(ih) * p.zs[2] * static_cast<uint32_t>(sizeof(T)), p,
+                            static_cast<int>(g) * G,
+                            reinterpret_cast<const float4*>(acc + (ih - xr0) * t.apitch) + g * (G / 4), t.vec_dx,
+                            alpha, beta);
+        }
+        __syncthreads();  // the next unit stages over these rows
+    }
+}
+
+// The band plan of pool_bwd_planes; false when the problem is not for it (NaN
+// propagation, a left pad over the staged border) or one cell row's band does not fit.
+template <class T, int R, int S>
+bool plan_bwd_planes(const core::PoolingBwdProblem& pb, const Pool2d& p, PoolBwdPlanes* t, size_t* smem) {
+    constexpr int HR = (R - 1) / 2;
+    constexpr int G = kPlanesG<T>;
+    if (p.prop || p.pw > G || p.ph < 0 || p.pw < 0 || p.ow < 1 || p.ow > kThreads) return false;
+    t->p = p;
+    t->cells_h = (p.h - 1 + p.ph) / 2 + 1;
+    t->pitch = (G + p.w + 4 + G - 1) / G * G;  // >= 4 border columns right of the plane
+    t->apitch = (p.w + G - 1) / G * G;
+    // The rightmost window column stays inside the staged row.
+    if ((p.ow - 1) * 2 - p.pw + S > t->pitch - G) return false;
+    auto bytes = [&](int kb) {
+        return static_cast<size_t>((kb - 1 + HR) * 2 + R) * static_cast<size_t>(t->pitch + t->apitch) * 4;
+    };
+    int kb = t->cells_h;
+    t->nrg = kThreads / p.ow;
+    auto fits = [&](int k) { return k + HR <= t->nrg * kPlanesWin && bytes(k) <= kPlanesSmem; };
+    while (kb > 1 && !fits(kb)) --kb;
+    if (!fits(kb)) return false;
+    const int bands = (t->cells_h + kb - 1) / kb;  // as even as the height allows
+    t->kb = (t->cells_h + bands - 1) / bands;
+    *smem = bytes(t->kb);
+    const int64_t units = static_cast<int64_t>(p.n) * p.c * bands;
+    if (units >= (int64_t{1} << 31)) return false;
+    t->units = static_cast<uint32_t>(units);
+    auto vec_ok = [&](const TensorDesc& d, const void* ptr) {
+        return d.strides[3] == 1 && d.strides[2] % G == 0 && d.strides[1] % G == 0 && d.strides[0] % G == 0 &&
+               aligned_to(ptr, 16);
+    };
+    t->vec_x = vec_ok(pb.x, pb.x_data);
+    t->vec_dx = vec_ok(pb.dx, pb.dx_data);
+    t->div_bands = FastDiv(static_cast<uint32_t>(bands));
+    t->div_c = FastDiv(static_cast<uint32_t>(p.c));
+    t->div_ow = FastDiv(static_cast<uint32_t>(p.ow));
+    t->div_xg = FastDiv(static_cast<uint32_t>(t->pitch / G));
+    t->div_ag = FastDiv(static_cast<uint32_t>(t->apitch / G));
+    return true;
+}
+
+template <class T, int R, int S>
+Status launch_bwd_planes(const core::Handle& h, const core::PoolingBwdProblem& pb, const PoolBwdPlanes& t,
+                         size_t smem) {
+    if (t.units == 0) return Status::ok();
+    pool_bwd_planes<T, R, S><<<std::min<uint32_t>(t.units, 1u << 30), kThreads, smem, h.stream>>>(
+        t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+        static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
 // Max backward, HALF / BFLOAT16 skipping NaNs, W innermost: pool_bwd_strips with two
 // window columns a lane. dx columns are cut into aligned pairs (2a, 2a + 1), one 4-byte
 // store a dx row; pair a's windows are columns a + h - HSP .. a + h (h = (pad + 1) / 2,
@@ -1888,7 +2159,13 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
     constexpr int kV = 4;
     const bool c_inner = pb.dx.strides[1] == 1 && p.c > 1;
     if (!c_inner) {
-        if constexpr (sizeof(T) == 2) {
+        if constexpr (sizeof(T) == 4) {
+            // FLOAT: shared-memory bands (pool_bwd_planes), else strips. HALF / BFLOAT16 keep
+            // the packed pairs: pool_bwd_planes measured slower for them (docs/PERFORMANCE.md).
+            PoolBwdPlanes t;
+            size_t smem = 0;
+            if (plan_bwd_planes<T, R, S>(pb, p, &t, &smem)) return launch_bwd_planes<T, R, S>(h, pb, t, smem);
+        } else {
             // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs).
             if (!p.prop && pairs_fit(pb.x, pb.x_data) && pairs_fit(pb.dx, pb.dx_data))
                 return p.pw % 2 ? launch_bwd_pairs<T, R, S, 1>(h, pb, p) : launch_bwd_pairs<T, R, S, 0>(h, pb, p);
