@@ -13,17 +13,22 @@
 // blends once (non-overlapping max windows with beta = 0 store alpha * dy directly: the
 // same value); results match the reference bit for bit. The kernels are templates on
 // the storage type T (cpu/storage.hpp); maxima compare value_t<T> (float for the 16-bit
-// types, which hold every such value exactly; double for DOUBLE). Other types, ranks,
-// strided views and outputs that overlap an input are left to the reference.
+// types, which hold every such value exactly; double for DOUBLE). HALF planes stored as
+// contiguous rows go through float buffers filled by the F16C block conversions
+// (cpu/f16c.hpp) where the CPU has them: the same results without a branchy conversion
+// an element. Other types, ranks, strided views and outputs that overlap an input are
+// left to the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "cpu/dense_layout.hpp"
+#include "cpu/f16c.hpp"
 #include "cpu/storage.hpp"
 #include "core/pool_problem.hpp"
 
@@ -287,6 +292,52 @@ void plane_max(const core::PoolGeom& g, const Plan& plan, const T* xp, int64_t s
     }
 }
 
+// HALF planes through F16C (f16c::usable()): a task converts its plane's inputs to float
+// buffers with the block conversions, runs the FLOAT plane code on them and converts the
+// output buffer back. The values are the same: a HALF loads as the float it is exactly, and
+// a float result rounds to HALF as store<Half> rounds (double -> float -> HALF); maxima
+// compare float either way. Only where every operand's (h, w) planes are contiguous rows.
+static_assert(sizeof(Half) == sizeof(uint16_t), "Half is its bits");
+inline const uint16_t* half_bits(const Half* p) { return reinterpret_cast<const uint16_t*>(p); }
+inline uint16_t* half_bits(Half* p) { return reinterpret_cast<uint16_t*>(p); }
+
+template <class T>
+bool f16c_planes(const Plan& plan, std::initializer_list<const core::TensorDesc*> ts) {
+    if (!std::is_same_v<T, Half> || !f16c::usable()) return false;
+    for (const core::TensorDesc* t : ts) {
+        if (t->strides[3] != 1 || t->strides[2] != t->dims[3]) return false;
+    }
+    return plan.H > 0 && plan.W > 0;
+}
+
+// Forward of one plane, W along sxw / syw: y from x (TY is TX, or float buffers standing
+// for a HALF plane), blended; maxima through plane_max into *scratch.
+template <class TX, class TY>
+void fwd_plane(const core::PoolGeom& g, const Plan& plan, const TX* xp, int64_t sxh, int64_t sxw, TY* yp,
+               int64_t syh, int64_t syw, double alpha, double beta, MaxScratch<value_t<TX>>* scratch) {
+    const bool is_max = g.is_max();
+    if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
+    for (int64_t oh = 0; oh < plan.OH; ++oh) {
+        const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+        TY* yrow = yp + oh * syh;
+        for (int64_t ow = 0; ow < plan.OW; ++ow) {
+            const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
+            double r;
+            if (is_max) {
+                r = static_cast<double>(scratch->val[static_cast<size_t>(oh * plan.OW + ow)]);
+            } else {
+                double sum = 0.0;
+                for (int64_t h = h0; h < h1; ++h)
+                    for (int64_t w = w0; w < w1; ++w) sum += static_cast<double>(load(xp[h * sxh + w * sxw]));
+                const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
+                r = div > 0 ? sum / div : 0.0;
+            }
+            TY& out = yrow[ow * syw];
+            out = blend(r, alpha, beta, out);
+        }
+    }
+}
+
 // The max of a non-empty window for C channels stored innermost (v(h, w) points at the C
 // values of one position), by the reference's rules per channel: taps in window order,
 // the first of equal values, the first NaN when NaN propagates, otherwise NaNs skipped
@@ -415,37 +466,28 @@ private:
         T* y = static_cast<T*>(p.y_data);
         const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3], syh = p.y.strides[2], syw = p.y.strides[3];
         const double alpha = p.out.alpha, beta = p.out.beta;
-        const bool is_max = g.is_max();
         const int64_t planes = g.n * g.c;
+        const bool half_planes = f16c_planes<T>(plan, {&p.x, &p.y});
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
-            std::unique_ptr<MaxScratch<V>> scratch(is_max ? new MaxScratch<V>(plan) : nullptr);
+            std::unique_ptr<MaxScratch<V>> scratch(g.is_max() ? new MaxScratch<V>(plan) : nullptr);
+            std::vector<float> xb(half_planes ? static_cast<size_t>(plan.H * plan.W) : 0);
+            std::vector<float> yb(half_planes ? static_cast<size_t>(plan.OH * plan.OW) : 0);
 #pragma omp for schedule(static)
             for (int64_t nc = 0; nc < planes; ++nc) {
                 const int64_t n = nc / g.c, c = nc % g.c;
                 const T* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
                 T* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
-                if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
-                for (int64_t oh = 0; oh < plan.OH; ++oh) {
-                    const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
-                    T* yrow = yp + oh * syh;
-                    for (int64_t ow = 0; ow < plan.OW; ++ow) {
-                        const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
-                        double r;
-                        if (is_max) {
-                            r = static_cast<double>(scratch->val[static_cast<size_t>(oh * plan.OW + ow)]);
-                        } else {
-                            double sum = 0.0;
-                            for (int64_t h = h0; h < h1; ++h)
-                                for (int64_t w = w0; w < w1; ++w)
-                                    sum += static_cast<double>(load(xp[h * sxh + w * sxw]));
-                            const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
-                            r = div > 0 ? sum / div : 0.0;
-                        }
-                        T& out = yrow[ow * syw];
-                        out = blend(r, alpha, beta, out);
+                if constexpr (std::is_same_v<T, Half>) {
+                    if (half_planes) {
+                        f16c::to_float(half_bits(xp), xb.data(), plan.H * plan.W);
+                        if (beta != 0.0) f16c::to_float(half_bits(yp), yb.data(), plan.OH * plan.OW);
+                        fwd_plane(g, plan, xb.data(), plan.W, 1, yb.data(), plan.OW, 1, alpha, beta, scratch.get());
+                        f16c::to_half(yb.data(), half_bits(yp), plan.OH * plan.OW);
+                        continue;
                     }
                 }
+                fwd_plane(g, plan, xp, sxh, sxw, yp, syh, syw, alpha, beta, scratch.get());
             }
         }
     }
@@ -515,6 +557,88 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
     }
 }
 
+// Backward of one plane, W along the last stride of each: dx from x and dy (TX; TO is TX,
+// or float buffers standing for a HALF plane). Every read of x and dy comes before the
+// first write of dx (either may be dx). Max windows that do not overlap (stride >= window)
+// give each input element at most one gradient: with beta = 0 (`direct`), dx is zero but
+// at the picks, where it is alpha * dy, exactly what summing would give. Otherwise every
+// contribution is summed in double in output order into acc, then blended once.
+template <class TX, class TO>
+void bwd_plane(const core::PoolGeom& g, const Plan& plan, const TX* xp, int64_t sxh, int64_t sxw, const TX* dyp,
+               int64_t sdyh, int64_t sdyw, TO* dxp, int64_t sdxh, int64_t sdxw, double alpha, double beta,
+               bool direct, double* __restrict acc, MaxScratch<value_t<TX>>* scratch, TO* __restrict grads) {
+    const bool is_max = g.is_max();
+    if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
+    if (direct) {
+        for (int64_t oh = 0, o = 0; oh < plan.OH; ++oh)
+            for (int64_t ow = 0; ow < plan.OW; ++ow, ++o)
+                grads[o] = store<TO>(alpha * static_cast<double>(load(dyp[oh * sdyh + ow * sdyw])));
+        const TO zero = store<TO>(0.0);
+        for (int64_t h = 0; h < plan.H; ++h) {
+            TO* row = dxp + h * sdxh;
+            for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = zero;
+        }
+        for (int64_t o = 0; o < plan.OH * plan.OW; ++o) {
+            const Pick& pk = scratch->pick[static_cast<size_t>(o)];
+            if (pk.h >= 0) dxp[pk.h * sdxh + pk.w * sdxw] = grads[o];
+        }
+        return;
+    }
+    std::fill(acc, acc + plan.H * plan.W, 0.0);
+    for (int64_t oh = 0; oh < plan.OH; ++oh) {
+        const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
+        for (int64_t ow = 0; ow < plan.OW; ++ow) {
+            const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
+            const double d = static_cast<double>(load(dyp[oh * sdyh + ow * sdyw]));
+            if (is_max) {
+                const Pick& pk = scratch->pick[static_cast<size_t>(oh * plan.OW + ow)];
+                if (pk.h >= 0) acc[static_cast<size_t>(pk.h * plan.W + pk.w)] += d;
+            } else {
+                const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
+                if (div > 0) {
+                    const double share = d / div;
+                    for (int64_t h = h0; h < h1; ++h)
+                        for (int64_t w = w0; w < w1; ++w) acc[static_cast<size_t>(h * plan.W + w)] += share;
+                }
+            }
+        }
+    }
+    for (int64_t h = 0; h < plan.H; ++h) {
+        const double* a = acc + h * plan.W;
+        TO* row = dxp + h * sdxh;
+        if (beta == 0.0) {
+            for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = store<TO>(alpha * a[w]);
+        } else {
+            for (int64_t w = 0; w < plan.W; ++w)
+                row[w * sdxw] = store<TO>(alpha * a[w] + beta * static_cast<double>(load(row[w * sdxw])));
+        }
+    }
+}
+
+// A thread's scratch for bwd_plane: the accumulator, the max picks, the direct path's
+// gradients, and (HALF through F16C) the float buffers of x, dy and dx.
+template <class T>
+struct BwdScratch {
+    std::vector<double> acc;
+    std::unique_ptr<MaxScratch<value_t<T>>> scratch;
+    std::vector<T> grads;
+    std::vector<float> grads_f, xb, db, ob;
+    BwdScratch(const Plan& plan, bool is_max, bool direct, bool half) {
+        const size_t image = static_cast<size_t>(plan.H * plan.W), outs = static_cast<size_t>(plan.OH * plan.OW);
+        acc.resize(direct ? 0 : image);
+        if (is_max) scratch.reset(new MaxScratch<value_t<T>>(plan));
+        if (half)
+            grads_f.resize(direct ? outs : 0);
+        else
+            grads.resize(direct ? outs : 0);
+        if (half) {
+            xb.resize(image);
+            db.resize(outs);
+            ob.resize(image);
+        }
+    }
+};
+
 class FastPoolingBwd final : public core::Impl<core::PoolingBwdProblem> {
 public:
     const char* name() const override { return "fast_pooling_bwd_2d"; }
@@ -542,7 +666,6 @@ public:
 private:
     template <class T>
     static void run(const core::PoolingBwdProblem& p) {
-        using V = value_t<T>;
         const core::PoolGeom& g = p.g;
         const Plan plan(g);
         if (g.c > 1 && p.x.strides[1] == 1 && p.dy.strides[1] == 1 && p.dx.strides[1] == 1) {
@@ -559,69 +682,32 @@ private:
         const bool is_max = g.is_max();
         const int64_t planes = g.n * g.c;
         const int64_t image = plan.H * plan.W;
-        // Max windows that do not overlap (stride >= window) give each input element at
-        // most one gradient: with beta = 0, dx is zero but at the picks, where it is
-        // alpha * dy, exactly what summing would give. Otherwise every contribution is
-        // summed in double in output order, then blended once.
+        // Non-overlapping max windows with beta = 0 store alpha * dy at the picks (bwd_plane).
         const bool direct = is_max && beta == 0.0 && g.stride[0] >= g.win[0] && g.stride[1] >= g.win[1];
+        const bool half_planes = f16c_planes<T>(plan, {&p.x, &p.dy, &p.dx});
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
-            std::vector<double> acc(direct ? 0 : static_cast<size_t>(image));
-            std::unique_ptr<MaxScratch<V>> scratch(is_max ? new MaxScratch<V>(plan) : nullptr);
-            std::vector<T> grads(direct ? static_cast<size_t>(plan.OH * plan.OW) : 0);
+            BwdScratch<T> s(plan, is_max, direct, half_planes);
 #pragma omp for schedule(static)
             for (int64_t nc = 0; nc < planes; ++nc) {
                 const int64_t n = nc / g.c, c = nc % g.c;
                 const T* xp = x + n * p.x.strides[0] + c * p.x.strides[1];
                 const T* dyp = dy + n * p.dy.strides[0] + c * p.dy.strides[1];
                 T* dxp = dx + n * p.dx.strides[0] + c * p.dx.strides[1];
-                // Every read of x and dy comes before the first write of dx (either may be dx).
-                if (is_max) plane_max(g, plan, xp, sxh, sxw, *scratch);
-                if (direct) {
-                    for (int64_t oh = 0, o = 0; oh < plan.OH; ++oh)
-                        for (int64_t ow = 0; ow < plan.OW; ++ow, ++o)
-                            grads[o] = store<T>(alpha * static_cast<double>(load(dyp[oh * sdyh + ow * sdyw])));
-                    const T zero = store<T>(0.0);
-                    for (int64_t h = 0; h < plan.H; ++h) {
-                        T* row = dxp + h * sdxh;
-                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = zero;
-                    }
-                    for (size_t o = 0; o < grads.size(); ++o) {
-                        const Pick& pk = scratch->pick[o];
-                        if (pk.h >= 0) dxp[pk.h * sdxh + pk.w * sdxw] = grads[o];
-                    }
-                    continue;
-                }
-                std::fill(acc.begin(), acc.end(), 0.0);
-                for (int64_t oh = 0; oh < plan.OH; ++oh) {
-                    const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
-                    for (int64_t ow = 0; ow < plan.OW; ++ow) {
-                        const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
-                        const double d = static_cast<double>(load(dyp[oh * sdyh + ow * sdyw]));
-                        if (is_max) {
-                            const Pick& pk = scratch->pick[static_cast<size_t>(oh * plan.OW + ow)];
-                            if (pk.h >= 0) acc[static_cast<size_t>(pk.h * plan.W + pk.w)] += d;
-                        } else {
-                            const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
-                            if (div > 0) {
-                                const double share = d / div;
-                                for (int64_t h = h0; h < h1; ++h)
-                                    for (int64_t w = w0; w < w1; ++w) acc[static_cast<size_t>(h * plan.W + w)] += share;
-                            }
-                        }
+                if constexpr (std::is_same_v<T, Half>) {
+                    if (half_planes) {
+                        // Both inputs are read into the buffers before dx is written (either may be dx).
+                        f16c::to_float(half_bits(xp), s.xb.data(), image);
+                        f16c::to_float(half_bits(dyp), s.db.data(), plan.OH * plan.OW);
+                        if (beta != 0.0) f16c::to_float(half_bits(dxp), s.ob.data(), image);
+                        bwd_plane(g, plan, s.xb.data(), plan.W, 1, s.db.data(), plan.OW, 1, s.ob.data(), plan.W, 1,
+                                  alpha, beta, direct, s.acc.data(), s.scratch.get(), s.grads_f.data());
+                        f16c::to_half(s.ob.data(), half_bits(dxp), image);
+                        continue;
                     }
                 }
-                for (int64_t h = 0; h < plan.H; ++h) {
-                    const double* a = acc.data() + h * plan.W;
-                    T* row = dxp + h * sdxh;
-                    if (beta == 0.0) {
-                        for (int64_t w = 0; w < plan.W; ++w) row[w * sdxw] = store<T>(alpha * a[w]);
-                    } else {
-                        for (int64_t w = 0; w < plan.W; ++w)
-                            row[w * sdxw] =
-                                store<T>(alpha * a[w] + beta * static_cast<double>(load(row[w * sdxw])));
-                    }
-                }
+                bwd_plane(g, plan, xp, sxh, sxw, dyp, sdyh, sdyw, dxp, sdxh, sdxw, alpha, beta, direct, s.acc.data(),
+                          s.scratch.get(), s.grads.data());
             }
         }
     }
