@@ -58,10 +58,6 @@ bool known_mode(int m) {
 // load / store), so the arithmetic between them has no conversion branches and vectorises.
 // Every operand's block is read before the output's is written (in place works).
 constexpr int64_t kHalfBlock = 512;
-static_assert(sizeof(Half) == sizeof(uint16_t), "Half is its bits");
-
-const uint16_t* bits(const Half* p) { return reinterpret_cast<const uint16_t*>(p); }
-uint16_t* bits(Half* p) { return reinterpret_cast<uint16_t*>(p); }
 
 // Calls body(i0, m) for the blocks [i0, i0 + m) of n elements, over threads above par_min.
 template <class B>
@@ -81,9 +77,9 @@ void blend_loop(const T* x, const T* y, const T* dy, T* dx, int64_t n, double al
         if (f16c::usable()) {
             for_half_blocks(n, par_min, [&](int64_t i0, int64_t m) {
                 float xf[kHalfBlock], yf[kHalfBlock], df[kHalfBlock], rf[kHalfBlock];
-                if (kX) f16c::to_float(bits(x + i0), xf, m);
-                if (kY) f16c::to_float(bits(y + i0), yf, m);
-                f16c::to_float(bits(dy + i0), df, m);
+                if (kX) f16c::to_float(half_bits(x + i0), xf, m);
+                if (kY) f16c::to_float(half_bits(y + i0), yf, m);
+                f16c::to_float(half_bits(dy + i0), df, m);
                 auto at = [&](int64_t k) {
                     return g(kX ? static_cast<double>(xf[k]) : 0.0, kY ? static_cast<double>(yf[k]) : 0.0,
                              static_cast<double>(df[k]));
@@ -91,11 +87,11 @@ void blend_loop(const T* x, const T* y, const T* dy, T* dx, int64_t n, double al
                 if (beta == 0.0) {
                     for (int64_t k = 0; k < m; ++k) rf[k] = static_cast<float>(alpha * at(k));
                 } else {
-                    f16c::to_float(bits(dx + i0), rf, m);
+                    f16c::to_float(half_bits(dx + i0), rf, m);
                     for (int64_t k = 0; k < m; ++k)
                         rf[k] = static_cast<float>(alpha * at(k) + beta * static_cast<double>(rf[k]));
                 }
-                f16c::to_half(rf, bits(dx + i0), m);
+                f16c::to_half(rf, half_bits(dx + i0), m);
             });
             return;
         }

@@ -297,17 +297,12 @@ void plane_max(const core::PoolGeom& g, const Plan& plan, const T* xp, int64_t s
 // output buffer back. The values are the same: a HALF loads as the float it is exactly, and
 // a float result rounds to HALF as store<Half> rounds (double -> float -> HALF); maxima
 // compare float either way. Only where every operand's (h, w) planes are contiguous rows.
-static_assert(sizeof(Half) == sizeof(uint16_t), "Half is its bits");
-inline const uint16_t* half_bits(const Half* p) { return reinterpret_cast<const uint16_t*>(p); }
-inline uint16_t* half_bits(Half* p) { return reinterpret_cast<uint16_t*>(p); }
-
 template <class T>
-bool f16c_planes(const Plan& plan, std::initializer_list<const core::TensorDesc*> ts) {
+bool f16c_planes(std::initializer_list<const core::TensorDesc*> ts) {
     if (!std::is_same_v<T, Half> || !f16c::usable()) return false;
-    for (const core::TensorDesc* t : ts) {
+    for (const core::TensorDesc* t : ts)
         if (t->strides[3] != 1 || t->strides[2] != t->dims[3]) return false;
-    }
-    return plan.H > 0 && plan.W > 0;
+    return true;
 }
 
 // Forward of one plane, W along sxw / syw: y from x (TY is TX, or float buffers standing
@@ -467,7 +462,7 @@ private:
         const int64_t sxh = p.x.strides[2], sxw = p.x.strides[3], syh = p.y.strides[2], syw = p.y.strides[3];
         const double alpha = p.out.alpha, beta = p.out.beta;
         const int64_t planes = g.n * g.c;
-        const bool half_planes = f16c_planes<T>(plan, {&p.x, &p.y});
+        const bool half_planes = f16c_planes<T>({&p.x, &p.y});
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
             std::unique_ptr<MaxScratch<V>> scratch(g.is_max() ? new MaxScratch<V>(plan) : nullptr);
@@ -627,15 +622,14 @@ struct BwdScratch {
         const size_t image = static_cast<size_t>(plan.H * plan.W), outs = static_cast<size_t>(plan.OH * plan.OW);
         acc.resize(direct ? 0 : image);
         if (is_max) scratch.reset(new MaxScratch<value_t<T>>(plan));
-        if (half)
-            grads_f.resize(direct ? outs : 0);
-        else
+        if (!half) {
             grads.resize(direct ? outs : 0);
-        if (half) {
-            xb.resize(image);
-            db.resize(outs);
-            ob.resize(image);
+            return;
         }
+        grads_f.resize(direct ? outs : 0);
+        xb.resize(image);
+        db.resize(outs);
+        ob.resize(image);
     }
 };
 
@@ -684,7 +678,7 @@ private:
         const int64_t image = plan.H * plan.W;
         // Non-overlapping max windows with beta = 0 store alpha * dy at the picks (bwd_plane).
         const bool direct = is_max && beta == 0.0 && g.stride[0] >= g.win[0] && g.stride[1] >= g.win[1];
-        const bool half_planes = f16c_planes<T>(plan, {&p.x, &p.dy, &p.dx});
+        const bool half_planes = f16c_planes<T>({&p.x, &p.dy, &p.dx});
 #pragma omp parallel if (planes > 1 && plan.work > kParallelMinWork)
         {
             BwdScratch<T> s(plan, is_max, direct, half_planes);

@@ -25,6 +25,11 @@ struct Half {
 struct Bf16 {
     uint16_t bits;
 };
+static_assert(sizeof(Half) == sizeof(uint16_t), "Half is its bits");
+
+// A HALF buffer as its bits (the F16C block conversions of cpu/f16c.hpp take uint16_t).
+inline const uint16_t* half_bits(const Half* p) { return reinterpret_cast<const uint16_t*>(p); }
+inline uint16_t* half_bits(Half* p) { return reinterpret_cast<uint16_t*>(p); }
 
 // The stored value, exactly: float for FLOAT / HALF / BFLOAT16, double for DOUBLE.
 inline float load(float v) { return v; }

@@ -1670,11 +1670,10 @@ Status launch_bwd_strips(const core::Handle& h, const core::PoolingBwdProblem& p
 // (cell_gather's): the same terms, the float rounding of their sum may differ in the last bit.
 // Bytes: x + dy + dx (+ dx if beta != 0), and the halo rows of neighbouring bands.
 // Measured at 128x256x56x56, 3x3 / 2, pad 1 (H200): FLOAT 0.339 -> 0.304-0.307 ms against
-// pool_bwd_strips (79-80% of the bench's copy). HALF / BFLOAT16 measured 0.257 ms against
-// pool_bwd_pairs' 0.216: this kernel issues as many instructions a window and element as
-// for FLOAT (every value a float in shared memory) for half the bytes, so the dispatch
-// takes it for FLOAT only; its 16-bit paths (tested on the GPU) are for a packed-window
-// form to build on.
+// pool_bwd_strips (79-80% of the bench's copy). A HALF / BFLOAT16 form (the same code with
+// 8-element staging groups) measured 0.257 ms against pool_bwd_pairs' 0.216: it issues as
+// many instructions a window and element as FLOAT (every value a float in shared memory)
+// for half the bytes. So the kernel is FLOAT's only; 16-bit needs packed windows.
 constexpr int kPlanesWin = 4;                // windows a thread: bands of up to 4 x kThreads windows
 constexpr size_t kPlanesSmem = 32 * 1024;    // shared memory a block: 7 blocks an SM
 
@@ -1689,93 +1688,59 @@ struct PoolBwdPlanes {
     bool vec_x, vec_dx;      // 16-byte vector loads / stores
 };
 
-// Staging groups: the elements of a 16-byte vector (FLOAT 4, HALF / BFLOAT16 8); the staged
-// rows keep one group of border columns left of the plane.
-template <class T>
-constexpr int kPlanesG = 16 / static_cast<int>(sizeof(T));
+// Staging groups: the 4 floats of a 16-byte vector; the staged rows keep one group of
+// border columns left of the plane.
+constexpr int kPlanesG = 4;
 
-// Elements iw0 .. iw0 + G - 1 of row ih of the plane at xp, as float into out[0 .. G / 4),
-// NaN outside the plane.
-template <class T>
-__device__ __forceinline__ void planes_load(const char* xp, const Pool2d& p, int ih, int iw0, bool vec, float4* out) {
-    constexpr int G = kPlanesG<T>;
+// Elements iw0 .. iw0 + 3 of row ih of the plane at xp, NaN outside the plane.
+__device__ __forceinline__ float4 planes_load(const char* xp, const Pool2d& p, int ih, int iw0, bool vec) {
     const float kNan = __int_as_float(0x7fffffff);
-    float v[G];
-#pragma unroll
-    for (int e = 0; e < G; ++e) v[e] = kNan;
-    if (ih >= 0 && ih < p.h && iw0 + G > 0 && iw0 < p.w) {  // else wholly outside: no loads
-        const char* row = xp + static_cast<uint32_t>(ih) * p.xs[2] * static_cast<uint32_t>(sizeof(T));
-        if (vec && iw0 >= 0 && iw0 + G <= p.w) {
-            const uint4 u = __ldg(reinterpret_cast<const uint4*>(row + static_cast<uint32_t>(iw0) * sizeof(T)));
-            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                if constexpr (sizeof(T) == 4) {
-                    v[j] = __uint_as_float(w[j]);
-                } else {
-                    v[2 * j] = lo_f<T>(w[j]);
-                    v[2 * j + 1] = hi_f<T>(w[j]);
-                }
-            }
+    float v[kPlanesG] = {kNan, kNan, kNan, kNan};
+    if (ih >= 0 && ih < p.h && iw0 + kPlanesG > 0 && iw0 < p.w) {  // else wholly outside: no loads
+        const char* row = xp + static_cast<uint32_t>(ih) * p.xs[2] * 4u;
+        if (vec && iw0 >= 0 && iw0 + kPlanesG <= p.w) {
+            const float4 f = __ldg(reinterpret_cast<const float4*>(row + static_cast<uint32_t>(iw0) * sizeof(float)));
+            v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
         } else {
 #pragma unroll
-            for (int e = 0; e < G; ++e) {
+            for (int e = 0; e < kPlanesG; ++e) {
                 const int iw = iw0 + e;
                 if (iw >= 0 && iw < p.w)
-                    v[e] = Io<T>::in(*reinterpret_cast<const T*>(
-                        row + static_cast<uint32_t>(iw) * p.xs[3] * static_cast<uint32_t>(sizeof(T))));
+                    v[e] = *reinterpret_cast<const float*>(row + static_cast<uint32_t>(iw) * p.xs[3] * 4u);
             }
         }
     }
-#pragma unroll
-    for (int j = 0; j < G / 4; ++j) out[j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+    return make_float4(v[0], v[1], v[2], v[3]);
 }
 
-// dx elements iw0 .. iw0 + G - 1 (those inside the row) of the row at op = alpha * a + beta * dx.
-template <class T>
-__device__ __forceinline__ void planes_store(char* op, const Pool2d& p, int iw0, const float4* a, bool vec,
-                                             float alpha, float beta) {
-    constexpr int G = kPlanesG<T>;
-    float r[G];
-#pragma unroll
-    for (int j = 0; j < G / 4; ++j) {
-        const float4 f = a[j];
-        r[4 * j] = f.x, r[4 * j + 1] = f.y, r[4 * j + 2] = f.z, r[4 * j + 3] = f.w;
-    }
-    if (vec && iw0 + G <= p.w) {
-        uint4* q = reinterpret_cast<uint4*>(op + static_cast<uint32_t>(iw0) * sizeof(T));
-        uint4 o = make_uint4(0u, 0u, 0u, 0u);
+// dx elements iw0 .. iw0 + 3 (those inside the row) of the row at op = alpha * a + beta * dx.
+__device__ __forceinline__ void planes_store(char* op, const Pool2d& p, int iw0, float4 a, bool vec, float alpha,
+                                             float beta) {
+    float r[kPlanesG] = {a.x, a.y, a.z, a.w};
+    if (vec && iw0 + kPlanesG <= p.w) {
+        float4* q = reinterpret_cast<float4*>(op + static_cast<uint32_t>(iw0) * sizeof(float));
+        float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (beta != 0.0f) o = *q;
-        const uint32_t ow[4] = {o.x, o.y, o.z, o.w};
-        uint32_t w[4];
+        const float old[kPlanesG] = {o.x, o.y, o.z, o.w};
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if constexpr (sizeof(T) == 4) {
-                w[j] = __float_as_uint(alpha * r[j] + (beta != 0.0f ? beta * __uint_as_float(ow[j]) : 0.0f));
-            } else {
-                const float r0 = alpha * r[2 * j] + (beta != 0.0f ? beta * lo_f<T>(ow[j]) : 0.0f);
-                const float r1 = alpha * r[2 * j + 1] + (beta != 0.0f ? beta * hi_f<T>(ow[j]) : 0.0f);
-                w[j] = pack2<T>(r0, r1);
-            }
-        }
-        *q = make_uint4(w[0], w[1], w[2], w[3]);
+        for (int e = 0; e < kPlanesG; ++e) r[e] = alpha * r[e] + (beta != 0.0f ? beta * old[e] : 0.0f);
+        *q = make_float4(r[0], r[1], r[2], r[3]);
         return;
     }
 #pragma unroll
-    for (int e = 0; e < G; ++e) {
+    for (int e = 0; e < kPlanesG; ++e) {
         const int iw = iw0 + e;
         if (iw < p.w)
-            blend_store<T, 1>(reinterpret_cast<T*>(op + static_cast<uint32_t>(iw) * p.zs[3] *
-                                                            static_cast<uint32_t>(sizeof(T))),
-                              &r[e], alpha, beta);
+            blend_store<float, 1>(reinterpret_cast<float*>(op + static_cast<uint32_t>(iw) * p.zs[3] * 4u), &r[e],
+                                  alpha, beta);
     }
 }
 
-template <class T, int R, int S>
+template <int R, int S>
 __global__ void __launch_bounds__(kThreads)
-    pool_bwd_planes(PoolBwdPlanes t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
-                    float alpha, float beta) {
-    constexpr int HR = (R - 1) / 2, HS = (S - 1) / 2, kClasses = (HR + 1) * (HS + 1), G = kPlanesG<T>;
+    pool_bwd_planes(PoolBwdPlanes t, const float* __restrict__ x, const float* __restrict__ dy,
+                    float* __restrict__ dx, float alpha, float beta) {
+    constexpr int HR = (R - 1) / 2, HS = (S - 1) / 2, kClasses = (HR + 1) * (HS + 1), G = kPlanesG;
     extern __shared__ __align__(16) unsigned char pool_smem[];
     const Pool2d& p = t.p;
     float* xs = reinterpret_cast<float*>(pool_smem);  // [staged row][pitch]
@@ -1792,8 +1757,7 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t nx = static_cast<uint32_t>(rows) * t.div_xg.d;
         for (uint32_t l = threadIdx.x; l < nx; l += blockDim.x) {
             const uint32_t r = t.div_xg.div(l), g = l - r * t.div_xg.d;
-            planes_load<T>(xp, p, xr0 + static_cast<int>(r), (static_cast<int>(g) - 1) * G, t.vec_x,
-                           reinterpret_cast<float4*>(xs) + l * (G / 4));
+            reinterpret_cast<float4*>(xs)[l] = planes_load(xp, p, xr0 + static_cast<int>(r), (static_cast<int>(g) - 1) * G, t.vec_x);
         }
         const uint32_t na = static_cast<uint32_t>(rows * t.apitch / 4);
         for (uint32_t l = threadIdx.x; l < na; l += blockDim.x)
@@ -1803,7 +1767,7 @@ __global__ void __launch_bounds__(kThreads)
         const int rg = static_cast<int>(t.div_ow.div(threadIdx.x)), ow = static_cast<int>(threadIdx.x) - rg * p.ow;
         const int ws = ow * 2 - p.pw;
         // Row k's dy and window: a fixed step from row 0's (no per-window address math).
-        const T* drow = dy + (n * p.ys[0] + c * p.ys[1] + static_cast<uint32_t>(o0 + rg) * p.ys[2] +
+        const float* drow = dy + (n * p.ys[0] + c * p.ys[1] + static_cast<uint32_t>(o0 + rg) * p.ys[2] +
                               static_cast<uint32_t>(ow) * p.ys[3]);
         const uint32_t dstep = static_cast<uint32_t>(t.nrg) * p.ys[2];
         const float* wrow = xs + ((o0 + rg) * 2 - p.ph - xr0) * t.pitch + ws + G;
@@ -1817,7 +1781,7 @@ __global__ void __launch_bounds__(kThreads)
             cls[k] = 0;
             dv[k] = 0.0f;
             if (rg >= t.nrg || oh >= o1) continue;
-            dv[k] = Io<T>::in(*drow);
+            dv[k] = *drow;
             const int hs = oh * 2 - p.ph;
             const float* wb = wrow;
             float v[R * S];
@@ -1855,22 +1819,19 @@ __global__ void __launch_bounds__(kThreads)
         for (uint32_t l = threadIdx.x; l < nd; l += blockDim.x) {
             const uint32_t r = t.div_ag.div(l), g = l - r * t.div_ag.d;
             const int ih = dh0 + static_cast<int>(r);
-            planes_store<T>(op + static_cast<uint32_t>(ih) * p.zs[2] * static_cast<uint32_t>(sizeof(T)), p,
-                            static_cast<int>(g) * G,
-                            reinterpret_cast<const float4*>(acc + (ih - xr0) * t.apitch) + g * (G / 4), t.vec_dx,
-                            alpha, beta);
+            planes_store(op + static_cast<uint32_t>(ih) * p.zs[2] * 4u, p, static_cast<int>(g) * G,
+                         reinterpret_cast<const float4*>(acc + (ih - xr0) * t.apitch)[g], t.vec_dx, alpha, beta);
         }
         __syncthreads();  // the next unit stages over these rows
     }
 }
 
-// The band plan of pool_bwd_planes; false when the problem is not for it (NaN
+// The band plan of pool_bwd_planes (FLOAT); false when the problem is not for it (NaN
 // propagation, a left pad over the staged border) or one cell row's band does not fit.
-template <class T, int R, int S>
+template <int R, int S>
 bool plan_bwd_planes(const core::PoolingBwdProblem& pb, const Pool2d& p, PoolBwdPlanes* t, size_t* smem) {
-    constexpr int HR = (R - 1) / 2;
-    constexpr int G = kPlanesG<T>;
-    if (p.prop || p.pw > G || p.ph < 0 || p.pw < 0 || p.ow < 1 || p.ow > kThreads) return false;
+    constexpr int HR = (R - 1) / 2, G = kPlanesG;
+    if (p.prop || p.pw > G || p.ow < 1 || p.ow > kThreads) return false;
     t->p = p;
     t->cells_h = (p.h - 1 + p.ph) / 2 + 1;
     t->pitch = (G + p.w + 4 + G - 1) / G * G;  // >= 4 border columns right of the plane
@@ -1905,12 +1866,12 @@ bool plan_bwd_planes(const core::PoolingBwdProblem& pb, const Pool2d& p, PoolBwd
     return true;
 }
 
-template <class T, int R, int S>
+template <int R, int S>
 Status launch_bwd_planes(const core::Handle& h, const core::PoolingBwdProblem& pb, const PoolBwdPlanes& t,
                          size_t smem) {
     if (t.units == 0) return Status::ok();
-    pool_bwd_planes<T, R, S><<<std::min<uint32_t>(t.units, 1u << 30), kThreads, smem, h.stream>>>(
-        t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+    pool_bwd_planes<R, S><<<std::min<uint32_t>(t.units, 1u << 30), kThreads, smem, h.stream>>>(
+        t, static_cast<const float*>(pb.x_data), static_cast<const float*>(pb.dy_data), static_cast<float*>(pb.dx_data),
         static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
     return launched("cuda_pooling_bwd");
 }
@@ -2161,10 +2122,10 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
     if (!c_inner) {
         if constexpr (sizeof(T) == 4) {
             // FLOAT: shared-memory bands (pool_bwd_planes), else strips. HALF / BFLOAT16 keep
-            // the packed pairs: pool_bwd_planes measured slower for them (docs/PERFORMANCE.md).
+            // the packed pairs (faster than bands for them: docs/PERFORMANCE.md).
             PoolBwdPlanes t;
             size_t smem = 0;
-            if (plan_bwd_planes<T, R, S>(pb, p, &t, &smem)) return launch_bwd_planes<T, R, S>(h, pb, t, smem);
+            if (plan_bwd_planes<R, S>(pb, p, &t, &smem)) return launch_bwd_planes<R, S>(h, pb, t, smem);
         } else {
             // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs).
             if (!p.prop && pairs_fit(pb.x, pb.x_data) && pairs_fit(pb.dx, pb.dx_data))
