@@ -14,12 +14,15 @@
 //   element-wise  the normalization, activation and blending in double per element,
 //                 rounded once to the storage type.
 // The kernels are templates on the data's storage type T (cpu/storage.hpp); parameters,
-// saved statistics and running averages are param_t<T>.
+// saved statistics and running averages are param_t<T>. They take the data in spans of
+// consecutive elements (load_run / store_run): the 16-bit types through float buffers,
+// HALF with the F16C block conversions where the CPU has them; the same values either way.
 // Mean and variance are two-pass, as in the reference (core/norm_problem.hpp gives
 // the formulas); results agree with it to double rounding. Everything else
 // (PER_ACTIVATION, other type pairs, strided views, differing layouts, partly overlapping
 // buffers) is left to the reference.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -45,6 +48,15 @@ constexpr int64_t kParallelMin = int64_t{1} << 15;
 // Runs at least this long are summed run by run; shorter ones across the channels of a row.
 constexpr int64_t kRunMin = 32;
 constexpr int kLanes = 8;
+// Elements of a span, the unit the kernels read and write (cpu/storage.hpp's runs): the
+// 16-bit types go through buffers of kSpan values; FLOAT and DOUBLE, read in place, take
+// longer spans (less loop overhead). Both are whole lane groups.
+constexpr int64_t kSpan = 512;
+constexpr int64_t kSpanInPlace = 4096;
+static_assert(kSpan % kLanes == 0 && kSpanInPlace % kLanes == 0, "spans hold whole lane groups");
+
+template <class T>
+constexpr int64_t span_elems = runs_in_place<T> ? kSpanInPlace : kSpan;
 
 bool dense(const core::TensorDesc& t) {
     return t.vect_count == 1 && dense_strides(t.nb_dims, t.dims, t.strides);
@@ -119,22 +131,45 @@ struct ParamOut {
     P& operator[](int64_t c) const { return p[c * stride]; }
 };
 
-// K sums of f(i) over i < len, each in kLanes partial sums added in a fixed order.
-template <int K, class F>
-inline void lane_sums(int64_t len, F f, double* out) {
+// The inputs of a kernel, up to three tensors (null: not read), a span at a time in a
+// thread's buffers: read(j, n) loads elements [j, j + n) of each (n <= span_elems<T>),
+// and s[t][i] is then element j + i of input t.
+template <class T>
+struct Inputs {
+    using V = value_t<T>;
+    explicit Inputs(const std::array<const T*, 3>& p) : src(p) {}
+    void read(int64_t j, int64_t n) {
+        for (int t = 0; t < 3; ++t)
+            if (src[t]) s[t] = load_run(src[t] + j, n, buf[t]);
+    }
+    std::array<const T*, 3> src;
+    const V* s[3] = {};
+    RunBuffer<T, kSpan> buf[3];
+};
+
+// K sums of f(i) over i < len, each in kLanes partial sums added in a fixed order. The
+// elements come a span (of `span`) at a time: read(i0, n) readies [i0, i0 + n), and f(i, v)
+// then gives element i0 + i. Spans are whole lane groups but the last, so the order is
+// len's alone.
+template <int K, class R, class F>
+inline void lane_sums(int64_t len, int64_t span, R read, F f, double* out) {
     double acc[K][kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= len; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-            double v[K];
-            f(i + l, v);
-            for (int k = 0; k < K; ++k) acc[k][l] += v[k];
-        }
     double tail[K] = {};
-    for (; i < len; ++i) {
-        double v[K];
-        f(i, v);
-        for (int k = 0; k < K; ++k) tail[k] += v[k];
+    for (int64_t i0 = 0; i0 < len; i0 += span) {
+        const int64_t n = std::min(span, len - i0);
+        read(i0, n);
+        int64_t i = 0;
+        for (; i + kLanes <= n; i += kLanes)
+            for (int l = 0; l < kLanes; ++l) {
+                double v[K];
+                f(i + l, v);
+                for (int k = 0; k < K; ++k) acc[k][l] += v[k];
+            }
+        for (; i < n; ++i) {
+            double v[K];
+            f(i, v);
+            for (int k = 0; k < K; ++k) tail[k] += v[k];
+        }
     }
     for (int k = 0; k < K; ++k) {
         double s = 0.0;
@@ -143,11 +178,12 @@ inline void lane_sums(int64_t len, F f, double* out) {
     }
 }
 
-// sums[c * K + k] = sum over the elements j of channel c of f(c, j)[k]. The rows are
-// cut into blocks that depend on the shape only; each block's partial sums are added
-// in block order, so the result is the same whichever threads ran the blocks.
-template <int K, class F>
-void channel_sums(const Layout& l, F f, double* sums) {
+// sums[c * K + k] = sum over the elements of channel c of f(c, s, i)[k], where s[t][i] is
+// the element of input t (Inputs). The rows are cut into blocks that depend on the shape
+// only; each block's partial sums are added in block order, so the result is the same
+// whichever threads ran the blocks.
+template <int K, class T, class F>
+void channel_sums(const Layout& l, const std::array<const T*, 3>& in, F f, double* sums) {
     const int64_t row = l.c * l.inner;
     const int64_t rows_per_block = std::max<int64_t>(1, kBlockElems / std::max<int64_t>(1, row));
     const int64_t blocks = (l.outer + rows_per_block - 1) / rows_per_block;
@@ -160,25 +196,40 @@ void channel_sums(const Layout& l, F f, double* sums) {
             const int64_t b = t / l.c, c = t % l.c;
             double* acc = &part[static_cast<size_t>((b * l.c + c) * K)];
             const int64_t o_end = std::min(l.outer, (b + 1) * rows_per_block);
+            Inputs<T> x(in);
             for (int64_t o = b * rows_per_block; o < o_end; ++o) {
                 const int64_t base = (o * l.c + c) * l.inner;
-                lane_sums<K>(l.inner, [&](int64_t i, double* v) { f(c, base + i, v); }, acc);
+                lane_sums<K>(
+                    l.inner, span_elems<T>, [&](int64_t i0, int64_t n) { x.read(base + i0, n); },
+                    [&](int64_t i, double* v) { f(c, x.s, i, v); }, acc);
             }
         }
     } else {
         // One task per block: every row adds its elements to the block's per-channel
-        // sums (with inner == 1 the loop over channels vectorises).
+        // sums (with inner == 1 the loop over channels vectorises), element by element
+        // in the row's order for each channel. A span is `q` whole rows, or where a row
+        // is longer than a span, the channels [c0, c0 + cw) of one.
+        const int64_t q = std::max<int64_t>(1, span_elems<T> / row);
+        const int64_t cw = std::min(l.c, std::max<int64_t>(1, span_elems<T> / l.inner));
 #pragma omp parallel for schedule(static) if (parallel && blocks > 1)
         for (int64_t b = 0; b < blocks; ++b) {
             double* acc = &part[static_cast<size_t>(b * l.c * K)];
             const int64_t o_end = std::min(l.outer, (b + 1) * rows_per_block);
-            for (int64_t o = b * rows_per_block; o < o_end; ++o)
-                for (int64_t i = 0; i < l.inner; ++i)
-                    for (int64_t c = 0; c < l.c; ++c) {
-                        double v[K];
-                        f(c, (o * l.c + c) * l.inner + i, v);
-                        for (int k = 0; k < K; ++k) acc[c * K + k] += v[k];
-                    }
+            Inputs<T> x(in);
+            for (int64_t o = b * rows_per_block; o < o_end; o += q) {
+                const int64_t rows = std::min(q, o_end - o);
+                for (int64_t c0 = 0; c0 < l.c; c0 += cw) {
+                    const int64_t c1 = std::min(l.c, c0 + cw), w = (c1 - c0) * l.inner;
+                    x.read((o * l.c + c0) * l.inner, rows * w);
+                    for (int64_t r = 0; r < rows; ++r)
+                        for (int64_t i = 0; i < l.inner; ++i)
+                            for (int64_t c = c0; c < c1; ++c) {
+                                double v[K];
+                                f(c, x.s, r * w + (c - c0) * l.inner + i, v);
+                                for (int k = 0; k < K; ++k) acc[c * K + k] += v[k];
+                            }
+                }
+            }
         }
     }
     std::fill(sums, sums + l.c * K, 0.0);
@@ -192,53 +243,88 @@ void channel_stats(const Layout& l, const T* x, std::vector<double>& mean, std::
     const double m = static_cast<double>(l.outer * l.inner);
     mean.assign(static_cast<size_t>(l.c), 0.0);
     var.assign(static_cast<size_t>(l.c), 0.0);
-    channel_sums<1>(l, [x](int64_t, int64_t j, double* v) { v[0] = static_cast<double>(load(x[j])); }, mean.data());
+    const std::array<const T*, 3> in = {x, nullptr, nullptr};
+    channel_sums<1>(l, in, [](int64_t, const auto* s, int64_t i, double* v) { v[0] = static_cast<double>(s[0][i]); },
+                    mean.data());
     for (double& s : mean) s /= m;
     const double* mu = mean.data();
-    channel_sums<1>(l, [x, mu](int64_t c, int64_t j, double* v) {
-        const double d = static_cast<double>(load(x[j])) - mu[c];
+    channel_sums<1>(l, in, [mu](int64_t c, const auto* s, int64_t i, double* v) {
+        const double d = static_cast<double>(s[0][i]) - mu[c];
         v[0] = d * d;
     }, var.data());
     for (double& s : var) s /= m;
 }
 
-// Visits every element j with its channel c: f(c, j). Runs of `inner` per (row, channel),
-// or (inner == 1) rows along the channels; split over threads by rows.
-template <class F>
-void for_each_element(const Layout& l, F f) {
+// Elements [j, j + size()) of the data tensors: `rows` runs of n, element r * n + i of
+// channel c0 + i * kDc (kDc = 1: rows along the channels; 0: a part of one channel's run).
+template <int kDc>
+struct Span {
+    int64_t j, rows, n, c0;
+    int64_t size() const { return rows * n; }
+    // g(e, c) for every element e of the span, c its channel.
+    template <class G>
+    void each(G g) const {
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t i = 0; i < n; ++i) g(r * n + i, c0 + i * kDc);
+    }
+};
+
+// Calls f(span) for spans of at most span_elems<T> elements that together visit every
+// element once: runs of `inner` per (row, channel), or (inner == 1) rows along the
+// channels, several a span where they are short; split over threads by rows.
+template <class T, class F>
+void for_each_span(const Layout& l, F f) {
     const bool parallel = l.total() > kParallelMin;
+    constexpr int64_t m = span_elems<T>;
     if (l.inner == 1) {
-#pragma omp parallel for schedule(static) if (parallel && l.outer > 1)
-        for (int64_t o = 0; o < l.outer; ++o)
-            for (int64_t c = 0; c < l.c; ++c) f(c, o * l.c + c);
+        const int64_t q = std::max<int64_t>(1, m / l.c), groups = (l.outer + q - 1) / q;
+#pragma omp parallel for schedule(static) if (parallel && groups > 1)
+        for (int64_t g = 0; g < groups; ++g) {
+            const int64_t o = g * q, rows = std::min(q, l.outer - o);
+            for (int64_t c0 = 0; c0 < l.c; c0 += m) f(Span<1>{o * l.c + c0, rows, std::min(m, l.c - c0), c0});
+        }
     } else {
 #pragma omp parallel for schedule(static) if (parallel && l.outer * l.c > 1)
-        for (int64_t oc = 0; oc < l.outer * l.c; ++oc) {
-            const int64_t c = oc % l.c;
-            const int64_t base = oc * l.inner;
-            for (int64_t i = 0; i < l.inner; ++i) f(c, base + i);
-        }
+        for (int64_t oc = 0; oc < l.outer * l.c; ++oc)
+            for (int64_t i0 = 0; i0 < l.inner; i0 += m)
+                f(Span<0>{oc * l.inner + i0, 1, std::min(m, l.inner - i0), oc % l.c});
     }
 }
 
 // y = alpha * act(k[c] * (x - mean[c]) + bias[c] [+ z]) (+ beta * y), k = inv_std * scale.
+// A span's inputs are read before its outputs are written: y may be x or z.
 template <class T>
 void apply_forward(const core::NormCommon& kc, const Layout& l, const T* x, const T* z, T* y,
                    const core::Scale& out, const double* mean, const double* k, const double* bias) {
+    using V = value_t<T>;
     const double alpha = out.alpha, beta = out.beta;
     if (kc.ops == NormOps::norm && beta == 0.0) {
-        for_each_element(l, [=](int64_t c, int64_t j) {
-            y[j] = store<T>(alpha * ((static_cast<double>(load(x[j])) - mean[c]) * k[c] + bias[c]));
+        for_each_span<T>(l, [=](const auto& s) {
+            RunBuffer<T, kSpan> xb, yb;
+            const V* xs = load_run(x + s.j, s.size(), xb);
+            V* ys = output_run(y + s.j, s.size(), false, yb);
+            s.each([&](int64_t e, int64_t c) {
+                ys[e] = store<V>(alpha * ((static_cast<double>(xs[e]) - mean[c]) * k[c] + bias[c]));
+            });
+            store_run(ys, y + s.j, s.size());
         });
         return;
     }
     const NormOps ops = kc.ops;
     const core::NormActivation act = kc.act;
-    for_each_element(l, [=](int64_t c, int64_t j) {
-        double v = (static_cast<double>(load(x[j])) - mean[c]) * k[c] + bias[c];
-        if (ops == NormOps::add_act) v += static_cast<double>(load(z[j]));
-        if (ops != NormOps::norm) v = core::norm_act_forward(act, v);
-        y[j] = blend(v, alpha, beta, y[j]);
+    const bool add = ops == NormOps::add_act;
+    for_each_span<T>(l, [=](const auto& s) {
+        RunBuffer<T, kSpan> xb, zb, yb;
+        const V* xs = load_run(x + s.j, s.size(), xb);
+        const V* zs = add ? load_run(z + s.j, s.size(), zb) : nullptr;
+        V* ys = output_run(y + s.j, s.size(), beta != 0.0, yb);
+        s.each([&](int64_t e, int64_t c) {
+            double v = (static_cast<double>(xs[e]) - mean[c]) * k[c] + bias[c];
+            if (add) v += static_cast<double>(zs[e]);
+            if (ops != NormOps::norm) v = core::norm_act_forward(act, v);
+            ys[e] = blend(v, alpha, beta, ys[e]);
+        });
+        store_run(ys, y + s.j, s.size());
     });
 }
 
@@ -393,22 +479,18 @@ private:
         const bool act = kc.ops != NormOps::norm;
         const core::NormActivation a = kc.act;
         // dy' = dy * act'(y): the gradient at the normalization's output.
-        auto grad = [=](int64_t j) {
-            double d = static_cast<double>(load(dy[j]));
-            if (act) d *= core::norm_act_grad_from_y(a, static_cast<double>(load(y[j])));
-            return d;
-        };
-        // sums[2c] = sum dy', sums[2c + 1] = sum dy' * (x - mean).
+        auto grad = [=](double dyv, double yv) { return act ? dyv * core::norm_act_grad_from_y(a, yv) : dyv; };
+        // sums[2c] = sum dy', sums[2c + 1] = sum dy' * (x - mean); inputs dy, x (and y).
         std::vector<double> sums(static_cast<size_t>(2 * l.c));
         if (act)
-            channel_sums<2>(l, [=](int64_t c, int64_t j, double* v) {
-                v[0] = grad(j);
-                v[1] = v[0] * (static_cast<double>(load(x[j])) - mu[c]);
+            channel_sums<2, T>(l, {dy, x, y}, [=](int64_t c, const auto* s, int64_t i, double* v) {
+                v[0] = grad(static_cast<double>(s[0][i]), static_cast<double>(s[2][i]));
+                v[1] = v[0] * (static_cast<double>(s[1][i]) - mu[c]);
             }, sums.data());
         else
-            channel_sums<2>(l, [=](int64_t c, int64_t j, double* v) {
-                v[0] = static_cast<double>(load(dy[j]));
-                v[1] = v[0] * (static_cast<double>(load(x[j])) - mu[c]);
+            channel_sums<2, T>(l, {dy, x, nullptr}, [=](int64_t c, const auto* s, int64_t i, double* v) {
+                v[0] = static_cast<double>(s[0][i]);
+                v[1] = v[0] * (static_cast<double>(s[1][i]) - mu[c]);
             }, sums.data());
         const Param<P> scale(p.scale, sb);
         const double inv_m = 1.0 / static_cast<double>(l.outer * l.inner);
@@ -424,24 +506,43 @@ private:
             ds[c] = static_cast<P>(pb == 0.0 ? pa * sum_dy_xhat : pa * sum_dy_xhat + pb * static_cast<double>(ds[c]));
             db[c] = static_cast<P>(pb == 0.0 ? pa * sum_dy : pa * sum_dy + pb * static_cast<double>(db[c]));
         }
+        using V = value_t<T>;
         T* dx = static_cast<T*>(p.dx_data);
         T* dz = static_cast<T*>(p.dz_data);
         const double alpha = p.data.alpha, beta = p.data.beta;
         const double *pks = ks.data(), *pmdy = mdy.data(), *pkx = kx.data();
+        // A span's inputs are read before its outputs are written (an output may be an
+        // input); dz, where it is dx, is blended onto dx's new values as stored.
         if (!act && beta == 0.0) {
-            for_each_element(l, [=](int64_t c, int64_t j) {
-                const double d = static_cast<double>(load(dy[j]));
-                dx[j] = store<T>(alpha * (pks[c] * (d - pmdy[c] - (static_cast<double>(load(x[j])) - mu[c]) * pkx[c])));
+            for_each_span<T>(l, [=](const auto& s) {
+                RunBuffer<T, kSpan> db, xb, ob;
+                const V* dys = load_run(dy + s.j, s.size(), db);
+                const V* xs = load_run(x + s.j, s.size(), xb);
+                V* dxs = output_run(dx + s.j, s.size(), false, ob);
+                s.each([&](int64_t e, int64_t c) {
+                    const double d = static_cast<double>(dys[e]);
+                    dxs[e] = store<V>(alpha * (pks[c] * (d - pmdy[c] - (static_cast<double>(xs[e]) - mu[c]) * pkx[c])));
+                });
+                store_run(dxs, dx + s.j, s.size());
             });
             return;
         }
-        const bool add = kc.ops == NormOps::add_act;
-        for_each_element(l, [=](int64_t c, int64_t j) {
-            const double d = grad(j);
-            const double v = pks[c] * (d - pmdy[c] - (static_cast<double>(load(x[j])) - mu[c]) * pkx[c]);
-            dx[j] = blend(v, alpha, beta, dx[j]);
-            if (add)
-                dz[j] = blend(d, alpha, beta, dz[j]);
+        const bool add = kc.ops == NormOps::add_act, dz_apart = add && dz != dx;
+        for_each_span<T>(l, [=](const auto& s) {
+            RunBuffer<T, kSpan> db, xb, yb, ob, zb;
+            const V* dys = load_run(dy + s.j, s.size(), db);
+            const V* xs = load_run(x + s.j, s.size(), xb);
+            const V* ys = act ? load_run(y + s.j, s.size(), yb) : nullptr;
+            V* dxs = output_run(dx + s.j, s.size(), beta != 0.0, ob);
+            V* dzs = dz_apart ? output_run(dz + s.j, s.size(), beta != 0.0, zb) : dxs;
+            s.each([&](int64_t e, int64_t c) {
+                const double d = grad(static_cast<double>(dys[e]), act ? static_cast<double>(ys[e]) : 0.0);
+                const double v = pks[c] * (d - pmdy[c] - (static_cast<double>(xs[e]) - mu[c]) * pkx[c]);
+                dxs[e] = blend(v, alpha, beta, dxs[e]);
+                if (add) dzs[e] = blend(d, alpha, beta, dz_apart ? dzs[e] : load(store<T>(dxs[e])));
+            });
+            store_run(dxs, dx + s.j, s.size());
+            if (dz_apart) store_run(dzs, dz + s.j, s.size());
         });
     }
 };

@@ -9,8 +9,10 @@
 // double and rounded once on store, as the reference does; only the order of the sum of
 // exponentials can differ from it (memory order rather than the logical order of the
 // reduced dims: NHWC INSTANCE), which can change that double sum in its last bits.
-// The kernels are templates on the storage type (cpu/storage.hpp). Other or mixed
-// types, strided views and other layouts are left to the reference.
+// The kernels are templates on the storage type (cpu/storage.hpp) and read and write a
+// tile a span of rows at a time: the 16-bit types through float buffers, HALF with the
+// F16C block conversions where the CPU has them; the same values either way. Other or
+// mixed types, strided views and other layouts are left to the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -33,6 +35,8 @@ constexpr int64_t kChunk = 256;   // inner positions a thread handles together
 constexpr int64_t kGroups = 16;   // groups of one value apart (inner = 1) a thread handles together
 constexpr int64_t kParallelMin = int64_t{1} << 14;
 constexpr int64_t kKeepMax = int64_t{1} << 16;  // exponentials a thread keeps (512 KiB)
+constexpr int64_t kSpan = 1024;  // elements of a span, the rows of a tile read or written at a time
+static_assert(kSpan >= kChunk && kSpan >= kGroups, "a span holds at least one row of a tile");
 
 // The [outer][len][inner] view of a dense operand for the split's reduced dims, or
 // false where those dims are not one contiguous block of memory.
@@ -102,6 +106,66 @@ void for_tiles(const Blocks& b, Body body) {
 // Lanes of a tile (for_tiles).
 int64_t tile_lanes(const Blocks& b) { return b.inner > 1 ? std::min(b.inner, kChunk) : kGroups; }
 
+// A tile of n lanes (for_tiles) in each operand: lane i's row k at i + k * stride (kUnit:
+// stride = inner) or at i * stride + k (whole groups: stride = len).
+template <bool kUnit>
+struct Tile {
+    int64_t n, stride;
+    // Rows a span holds.
+    int64_t span_rows() const { return std::max<int64_t>(1, kSpan / n); }
+};
+
+// Rows [k0, k0 + kn) of a tile's operand, element (i, k) being lane i's row k0 + k: in the
+// tensor itself, or in a buffer laid out alike with the span's own strides.
+template <class V, bool kUnit>
+struct Rows {
+    V* p;
+    int64_t stride;
+    V& operator()(int64_t i, int64_t k) const { return kUnit ? p[i + k * stride] : p[i * stride + k]; }
+};
+
+// Calls f(at, to, m) for the contiguous runs of rows [k0, k0 + kn) of tile t: m elements
+// at offset `at` of the tile and `to` of a span's buffer (a row of the lanes, or a lane's
+// rows).
+template <bool kUnit, class F>
+void for_runs(const Tile<kUnit>& t, int64_t k0, int64_t kn, F f) {
+    if constexpr (kUnit) {
+        for (int64_t k = 0; k < kn; ++k) f((k0 + k) * t.stride, k * t.n, t.n);
+    } else {
+        for (int64_t i = 0; i < t.n; ++i) f(i * t.stride + k0, i * kn, kn);
+    }
+}
+
+// Rows [k0, k0 + kn) of tile t of the operand at g as value_t<T> (kn * n <= kSpan), by
+// cpu/storage.hpp's runs: FLOAT and DOUBLE in place, the 16-bit types in buf.
+template <class T, bool kUnit, class V = value_t<T>>
+Rows<const V, kUnit> load_rows(const T* g, const Tile<kUnit>& t, int64_t k0, int64_t kn, V* buf) {
+    if constexpr (runs_in_place<T>) {
+        return {g + (kUnit ? k0 * t.stride : k0), t.stride};
+    } else {
+        for_runs(t, k0, kn, [&](int64_t at, int64_t to, int64_t m) { load_run(g + at, m, buf + to); });
+        return {buf, kUnit ? t.n : kn};
+    }
+}
+
+// The same rows of an output, holding its stored values when `read`; store_rows then
+// stores them.
+template <class T, bool kUnit, class V = value_t<T>>
+Rows<V, kUnit> output_rows(T* g, const Tile<kUnit>& t, int64_t k0, int64_t kn, bool read, V* buf) {
+    if constexpr (runs_in_place<T>) {
+        return {g + (kUnit ? k0 * t.stride : k0), t.stride};
+    } else {
+        if (read) load_rows(g, t, k0, kn, buf);
+        return {buf, kUnit ? t.n : kn};
+    }
+}
+
+template <class T, bool kUnit, class V = value_t<T>>
+void store_rows(const V* buf, T* g, const Tile<kUnit>& t, int64_t k0, int64_t kn) {
+    if constexpr (!runs_in_place<T>)
+        for_runs(t, k0, kn, [&](int64_t at, int64_t to, int64_t m) { store_run(buf + to, g + at, m); });
+}
+
 class FastSoftmaxFwd final : public core::Impl<core::SoftmaxFwdProblem> {
 public:
     const char* name() const override { return "fast_softmax_fwd"; }
@@ -120,6 +184,7 @@ public:
 private:
     template <class T>
     static void run(const core::SoftmaxFwdProblem& p) {
+        using V = value_t<T>;
         Blocks b;
         blocks_of(p.x, p.split, &b);
         const T* x = static_cast<const T*>(p.x_data);
@@ -131,7 +196,9 @@ private:
         // thread's buffer (the reference computes each twice: the same values).
         const bool keep = !log_mode && len * tile_lanes(b) <= kKeepMax;
         for_tiles(b, [&](int64_t base, int64_t n, auto unit) {
-            const int64_t ls = decltype(unit)::value ? 1 : len, ks = decltype(unit)::value ? inner : 1;
+            constexpr bool kUnit = decltype(unit)::value;
+            const Tile<kUnit> t{n, kUnit ? inner : len};
+            const int64_t kc = t.span_rows();
             thread_local std::vector<double> kept;
             if (keep && kept.size() < static_cast<size_t>(len * n)) kept.resize(static_cast<size_t>(len * n));
             double m[kChunk], sum[kChunk];
@@ -139,35 +206,54 @@ private:
                 m[i] = -INFINITY;
                 sum[i] = 0.0;
             }
+            RunBuffer<T, kSpan> xb, yb;
             const T* xg = x + base;
             T* yg = y + base;
-            for (int64_t k = 0; k < len; ++k)
-                for (int64_t i = 0; i < n; ++i) {
-                    const double v = load(xg[i * ls + k * ks]);
-                    m[i] = v > m[i] ? v : m[i];
-                }
-            for (int64_t k = 0; k < len; ++k) {
-                if (keep) {
-                    double* e = kept.data() + k * n;
+            for (int64_t k0 = 0; k0 < len; k0 += kc) {
+                const int64_t kn = std::min(kc, len - k0);
+                const auto xs = load_rows(xg, t, k0, kn, xb);
+                for (int64_t k = 0; k < kn; ++k)
                     for (int64_t i = 0; i < n; ++i) {
-                        e[i] = std::exp(static_cast<double>(load(xg[i * ls + k * ks])) - m[i]);
-                        sum[i] += e[i];
+                        const double v = xs(i, k);
+                        m[i] = v > m[i] ? v : m[i];
                     }
-                } else {
-                    for (int64_t i = 0; i < n; ++i)
-                        sum[i] += std::exp(static_cast<double>(load(xg[i * ls + k * ks])) - m[i]);
+            }
+            for (int64_t k0 = 0; k0 < len; k0 += kc) {
+                const int64_t kn = std::min(kc, len - k0);
+                const auto xs = load_rows(xg, t, k0, kn, xb);
+                for (int64_t k = 0; k < kn; ++k) {
+                    if (keep) {
+                        double* e = kept.data() + (k0 + k) * n;
+                        for (int64_t i = 0; i < n; ++i) {
+                            e[i] = std::exp(static_cast<double>(xs(i, k)) - m[i]);
+                            sum[i] += e[i];
+                        }
+                    } else {
+                        for (int64_t i = 0; i < n; ++i) sum[i] += std::exp(static_cast<double>(xs(i, k)) - m[i]);
+                    }
                 }
             }
             if (log_mode)
                 for (int64_t i = 0; i < n; ++i) sum[i] = std::log(sum[i]);  // (log of the sum)
-            for (int64_t k = 0; k < len; ++k) {
-                const double* e = keep ? kept.data() + k * n : nullptr;
-                for (int64_t i = 0; i < n; ++i) {
-                    const int64_t at = i * ls + k * ks;
-                    const double v = static_cast<double>(load(xg[at])) - m[i];
-                    const double r = log_mode ? v - sum[i] : (e ? e[i] : std::exp(v)) / sum[i];
-                    yg[at] = blend(r, alpha, beta, yg[at]);
+            // The last pass reads x only where the exponentials were not kept.
+            for (int64_t k0 = 0; k0 < len; k0 += kc) {
+                const int64_t kn = std::min(kc, len - k0);
+                const auto xs = keep ? Rows<const V, kUnit>{nullptr, 0} : load_rows(xg, t, k0, kn, xb);
+                const auto ys = output_rows(yg, t, k0, kn, beta != 0.0, yb);
+                for (int64_t k = 0; k < kn; ++k) {
+                    const double* e = keep ? kept.data() + (k0 + k) * n : nullptr;
+                    for (int64_t i = 0; i < n; ++i) {
+                        double r;
+                        if (e) {
+                            r = e[i] / sum[i];
+                        } else {
+                            const double v = static_cast<double>(xs(i, k)) - m[i];
+                            r = log_mode ? v - sum[i] : std::exp(v) / sum[i];
+                        }
+                        ys(i, k) = blend(r, alpha, beta, ys(i, k));
+                    }
                 }
+                store_rows(yb, yg, t, k0, kn);
             }
         });
     }
@@ -201,28 +287,43 @@ private:
         const double alpha = p.scale.alpha, beta = p.scale.beta;
         const int64_t len = b.len, inner = b.inner;
         for_tiles(b, [&](int64_t base, int64_t n, auto unit) {
-            const int64_t ls = decltype(unit)::value ? 1 : len, ks = decltype(unit)::value ? inner : 1;
+            constexpr bool kUnit = decltype(unit)::value;
+            const Tile<kUnit> t{n, kUnit ? inner : len};
+            const int64_t kc = t.span_rows();
             double sum[kChunk];
             for (int64_t i = 0; i < n; ++i) sum[i] = 0.0;
+            RunBuffer<T, kSpan> yb, db, ob;
             const T* yg = y + base;
             const T* dyg = dy + base;
             T* dxg = dx + base;
-            for (int64_t k = 0; k < len; ++k) {
-                if (log_mode)
-                    for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(load(dyg[i * ls + k * ks]));
-                else
-                    for (int64_t i = 0; i < n; ++i)
-                        sum[i] += static_cast<double>(load(dyg[i * ls + k * ks])) *
-                                  static_cast<double>(load(yg[i * ls + k * ks]));
-            }
-            for (int64_t k = 0; k < len; ++k)
-                for (int64_t i = 0; i < n; ++i) {
-                    const int64_t at = i * ls + k * ks;
-                    const double yv = load(yg[at]), g = load(dyg[at]);
-                    // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).
-                    const double v = log_mode ? g - std::exp(yv) * sum[i] : yv * (g - sum[i]);
-                    dxg[at] = blend(v, alpha, beta, dxg[at]);
+            for (int64_t k0 = 0; k0 < len; k0 += kc) {
+                const int64_t kn = std::min(kc, len - k0);
+                const auto dys = load_rows(dyg, t, k0, kn, db);
+                if (log_mode) {
+                    for (int64_t k = 0; k < kn; ++k)
+                        for (int64_t i = 0; i < n; ++i) sum[i] += static_cast<double>(dys(i, k));
+                } else {
+                    const auto ys = load_rows(yg, t, k0, kn, yb);
+                    for (int64_t k = 0; k < kn; ++k)
+                        for (int64_t i = 0; i < n; ++i)
+                            sum[i] += static_cast<double>(dys(i, k)) * static_cast<double>(ys(i, k));
                 }
+            }
+            // A span's y and dy are read before its dx is written (dx may be either).
+            for (int64_t k0 = 0; k0 < len; k0 += kc) {
+                const int64_t kn = std::min(kc, len - k0);
+                const auto ys = load_rows(yg, t, k0, kn, yb);
+                const auto dys = load_rows(dyg, t, k0, kn, db);
+                const auto dxs = output_rows(dxg, t, k0, kn, beta != 0.0, ob);
+                for (int64_t k = 0; k < kn; ++k)
+                    for (int64_t i = 0; i < n; ++i) {
+                        const double yv = ys(i, k), g = dys(i, k);
+                        // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).
+                        const double v = log_mode ? g - std::exp(yv) * sum[i] : yv * (g - sum[i]);
+                        dxs(i, k) = blend(v, alpha, beta, dxs(i, k));
+                    }
+                store_rows(ob, dxg, t, k0, kn);
+            }
         });
     }
 };

@@ -14,6 +14,7 @@
 #include "core/dtype.hpp"
 #include "core/scalar_convert.hpp"
 #include "core/status.hpp"
+#include "cpu/f16c.hpp"
 #include "cudnn_graph.h"
 
 namespace odnn::cpu {
@@ -57,6 +58,60 @@ inline Bf16 store<Bf16>(double v) { return Bf16{core::float_to_bf16(static_cast<
 template <class T>
 inline T blend(double r, double alpha, double beta, const T& y) {
     return store<T>(beta == 0.0 ? alpha * r : alpha * r + beta * static_cast<double>(load(y)));
+}
+
+// Runs of consecutive elements as value_t<T>, for kernels that compute a run at a time:
+// FLOAT and DOUBLE in place; the 16-bit types in a caller's buffer, HALF through the F16C
+// block conversions where f16c::usable() and otherwise (and BFLOAT16) through the scalar
+// ones. The values are load()'s; a run of results rounded to value_t<T> (store<value_t<T>>)
+// is stored as store<T> would round the results (double -> float -> 16 bits).
+template <class T>
+constexpr bool runs_in_place = std::is_same_v<T, value_t<T>>;
+
+// A buffer for runs of up to N elements (one element, unused, where runs are in place).
+template <class T, int64_t N>
+using RunBuffer = value_t<T>[runs_in_place<T> ? 1 : N];
+
+// The n elements at p, read.
+template <class T, class V = value_t<T>>
+inline const V* load_run(const T* p, int64_t n, V* buf) {
+    if constexpr (runs_in_place<T>) {
+        return p;
+    } else {
+        if constexpr (std::is_same_v<T, Half>) {
+            if (f16c::usable()) {
+                f16c::to_float(half_bits(p), buf, n);
+                return buf;
+            }
+        }
+        for (int64_t i = 0; i < n; ++i) buf[i] = load(p[i]);
+        return buf;
+    }
+}
+
+// Where to compute the n outputs at p, holding their stored values when `read` (a blend
+// with beta != 0 reads them); store_run(v, p, n) then stores them.
+template <class T, class V = value_t<T>>
+inline V* output_run(T* p, int64_t n, bool read, V* buf) {
+    if constexpr (runs_in_place<T>) {
+        return p;
+    } else {
+        if (read) load_run(p, n, buf);
+        return buf;
+    }
+}
+
+template <class T, class V = value_t<T>>
+inline void store_run(const V* v, T* p, int64_t n) {
+    if constexpr (!runs_in_place<T>) {
+        if constexpr (std::is_same_v<T, Half>) {
+            if (f16c::usable()) {
+                f16c::to_half(v, half_bits(p), n);
+                return;
+            }
+        }
+        for (int64_t i = 0; i < n; ++i) p[i] = store<T>(v[i]);
+    }
 }
 
 // Storage types the fast paths take.
