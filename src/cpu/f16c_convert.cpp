@@ -17,7 +17,9 @@ inline __m256 cvt8_to_float(__m128i h) {
     const __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
     const __m256 canon = _mm256_or_ps(_mm256_and_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
                                       _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
-    return _mm256_blendv_ps(f, canon, nan);
+    // A bitwise select, not _mm256_blendv_ps: GCC turns that blend of a compare's mask
+    // into a branch a lane here (this file is built for AVX without AVX2).
+    return _mm256_or_ps(_mm256_andnot_ps(nan, f), _mm256_and_ps(nan, canon));
 }
 
 // Eight floats to halves, rounded to nearest even; NaNs as core::float_to_half gives them
@@ -26,7 +28,7 @@ inline __m128i cvt8_to_half(__m256 f) {
     const __m128i h = _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q));
     const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(nan), _mm256_extractf128_si256(nan, 1));
-    return _mm_blendv_epi8(h, _mm_set1_epi16(0x7e00), nan16);
+    return _mm_or_si128(_mm_andnot_si128(nan16, h), _mm_and_si128(nan16, _mm_set1_epi16(0x7e00)));
 }
 
 }  // namespace
