@@ -15,9 +15,10 @@
 // the storage type T (cpu/storage.hpp); maxima compare value_t<T> (float for the 16-bit
 // types, which hold every such value exactly; double for DOUBLE). HALF planes stored as
 // contiguous rows go through float buffers filled by the F16C block conversions
-// (cpu/f16c.hpp) where the CPU has them: the same results without a branchy conversion
-// an element. Other types, ranks, strided views and outputs that overlap an input are
-// left to the reference.
+// (cpu/f16c.hpp) where the CPU has them, and HALF channel runs of the channels-innermost
+// paths through the run helpers of cpu/storage.hpp (load_run / output_run / store_run):
+// the same results without a branchy conversion an element. Other types, ranks, strided
+// views and outputs that overlap an input are left to the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -379,9 +380,37 @@ void blend_channels(T* out, const R* r, int64_t C, double alpha, double beta) {
     }
 }
 
+// The channels-innermost paths read and write HALF a channel run at a time through float
+// buffers (load_run / output_run / store_run: F16C where usable); the other types are
+// read and written in place (a BFLOAT16 load is a shift that vectorises as it is).
+template <class T>
+constexpr bool half_runs = std::is_same_v<T, Half>;
+
+// The C channels at p, read: through buf for HALF, in place otherwise.
+template <class T>
+inline auto channel_run(const T* p, int64_t C, value_t<T>* buf) {
+    if constexpr (half_runs<T>)
+        return load_run(p, C, buf);
+    else
+        return p;
+}
+
+// blend_channels into the C channels at out, through buf for HALF.
+template <class T, class R>
+void blend_channel_run(T* out, const R* r, int64_t C, double alpha, double beta, value_t<T>* buf) {
+    if constexpr (half_runs<T>) {
+        value_t<T>* o = output_run(out, C, beta != 0.0, buf);
+        blend_channels(o, r, C, alpha, beta);
+        store_run(o, out, C);
+    } else {
+        blend_channels(out, r, C, alpha, beta);
+    }
+}
+
 // Forward with channels innermost in x and y (NHWC and the like, C > 1): one task per
 // output row (n, oh); each window's taps in window order, the channel loop innermost
-// (vectorised); maxima by channels_window_max, averages summed in double.
+// (vectorised); maxima by channels_window_max, averages summed in double. Channel runs
+// by channel_run / blend_channel_run (the thread's buffers xb, yb).
 template <class T>
 void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
     using V = value_t<T>;
@@ -398,6 +427,7 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
         std::vector<V> best(static_cast<size_t>(C));
         std::vector<int32_t> at(static_cast<size_t>(C));
         std::vector<double> sum(static_cast<size_t>(C));
+        std::vector<V> xb(half_runs<T> ? static_cast<size_t>(C) : 0), yb(xb.size());
         V* b = best.data();
         double* sm = sum.data();
 #pragma omp for schedule(static)
@@ -405,7 +435,8 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
             const int64_t n = row / plan.OH, oh = row % plan.OH;
             const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
             const T* xn = x + n * sx[0];
-            auto pos = [&](int64_t h, int64_t w) { return xn + h * sx[2] + w * sx[3]; };
+            // The channels of input position (h, w), read (valid until the next call).
+            auto pos = [&](int64_t h, int64_t w) { return channel_run(xn + h * sx[2] + w * sx[3], C, xb.data()); };
             T* yrow = y + n * sy[0] + oh * sy[2];
             for (int64_t ow = 0; ow < plan.OW; ++ow) {
                 const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow];
@@ -415,18 +446,18 @@ void fwd_channels_last(const core::PoolingFwdProblem& p, const Plan& plan) {
                         std::fill(b, b + C, V(0));  // empty window: 0
                     else
                         channels_window_max_by(propagate, pos, h0, h1, w0, w1, C, b, at.data());
-                    blend_channels(out, b, C, alpha, beta);
+                    blend_channel_run(out, b, C, alpha, beta, yb.data());
                     continue;
                 }
                 std::fill(sm, sm + C, 0.0);
                 for (int64_t h = h0; h < h1; ++h)
                     for (int64_t w = w0; w < w1; ++w) {
-                        const T* v = pos(h, w);
+                        const auto* v = pos(h, w);
                         for (int64_t c = 0; c < C; ++c) sm[c] += static_cast<double>(load(v[c]));
                     }
                 const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * (w1 - w0));
                 for (int64_t c = 0; c < C; ++c) sm[c] = div > 0 ? sm[c] / div : 0.0;
-                blend_channels(out, sm, C, alpha, beta);
+                blend_channel_run(out, sm, C, alpha, beta, yb.data());
             }
         }
     }
@@ -492,7 +523,8 @@ private:
 // window picks per channel by the forward's rules (the tap index kept beside the value,
 // the channel loop innermost), every contribution is summed in double in output order
 // into the image's accumulator [h][w][c], which is blended into dx once at the end (x
-// and dy of the image are read before its dx is written: either may be dx).
+// and dy of the image are read before its dx is written: either may be dx). Channel runs
+// as in fwd_channels_last (buffers xb, db, ob).
 template <class T>
 void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
     using V = value_t<T>;
@@ -512,6 +544,7 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
         std::vector<V> best(static_cast<size_t>(C));
         std::vector<int32_t> at(static_cast<size_t>(C));
         std::vector<double> share(static_cast<size_t>(C));
+        std::vector<V> xb(half_runs<T> ? static_cast<size_t>(C) : 0), db(xb.size()), ob(xb.size());
         int32_t* t = at.data();
         double* sh = share.data();
 #pragma omp for schedule(static)
@@ -519,13 +552,13 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
             std::fill(acc.begin(), acc.end(), 0.0);
             const T* xn = x + n * sx[0];
             const T* dyn = dy + n * sdy[0];
-            auto pos = [&](int64_t h, int64_t w) { return xn + h * sx[2] + w * sx[3]; };
+            auto pos = [&](int64_t h, int64_t w) { return channel_run(xn + h * sx[2] + w * sx[3], C, xb.data()); };
             for (int64_t oh = 0; oh < plan.OH; ++oh) {
                 const int64_t h0 = plan.h0[oh], h1 = plan.h1[oh];
                 for (int64_t ow = 0; ow < plan.OW; ++ow) {
                     const int64_t w0 = plan.w0[ow], w1 = plan.w1[ow], ww = w1 - w0;
                     if (h1 <= h0 || ww <= 0) continue;  // empty window: no gradient
-                    const T* d = dyn + oh * sdy[2] + ow * sdy[3];
+                    const auto* d = channel_run(dyn + oh * sdy[2] + ow * sdy[3], C, db.data());
                     if (!is_max) {
                         const double div = plan.divisor(g.mode, oh, ow, (h1 - h0) * ww);
                         if (!(div > 0)) continue;
@@ -547,7 +580,8 @@ void bwd_channels_last(const core::PoolingBwdProblem& p, const Plan& plan) {
             T* dxn = dx + n * sdx[0];
             for (int64_t h = 0; h < H; ++h)
                 for (int64_t w = 0; w < W; ++w)
-                    blend_channels(dxn + h * sdx[2] + w * sdx[3], acc.data() + (h * W + w) * C, C, alpha, beta);
+                    blend_channel_run(dxn + h * sdx[2] + w * sdx[3], acc.data() + (h * W + w) * C, C, alpha, beta,
+                                      ob.data());
         }
     }
 }
