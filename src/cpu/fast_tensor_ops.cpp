@@ -1,13 +1,15 @@
 // cudnnTransformTensor (plain copies between layouts), cudnnAddTensor and cudnnOpTensor
-// for FLOAT operands in any strides (and cudnnReduceTensor where A is packed row-major
-// with the reduced dims in one run: see FastReduce): the operands are walked together
-// over the output's dims, simplified as the CUDA kernels do (core::ew_simplify: unit dims
-// dropped, dims ordered by the output's strides, contiguous runs merged), one row of the
-// innermost dim at a time. Rows whose operands step by 1 (or 0: a broadcast value) are
-// loops the compiler vectorises; others are strided loops. Each value is computed in
-// double and rounded once on store, as the reference does, so results are the
-// reference's; beta = 0 never reads the output. Other data types, NCHW_VECT_C and
-// folding / padding transforms are left to the reference.
+// for FLOAT, HALF or BFLOAT16 operands (all of one type) in any strides (and
+// cudnnReduceTensor for FLOAT where A is packed row-major with the reduced dims in one run:
+// see FastReduce): the operands are walked together over the output's dims, simplified as
+// the CUDA kernels do (core::ew_simplify: unit dims dropped, dims ordered by the output's
+// strides, contiguous runs merged), one row of the innermost dim at a time. Rows whose
+// operands step by 1 (or 0: a broadcast value) are loops the compiler vectorises; others
+// are strided loops. The 16-bit types go through the run helpers of cpu/storage.hpp,
+// kRun elements of a row at a time. Each value is computed in double and rounded once on
+// store (double -> float -> 16 bits for HALF / BFLOAT16), as the reference does, so
+// results are the reference's; beta = 0 never reads the output. Other data types,
+// NCHW_VECT_C and folding / padding transforms are left to the reference.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "core/tensor_ops.hpp"
+#include "cpu/storage.hpp"
 
 namespace odnn::cpu {
 
@@ -27,11 +30,33 @@ namespace {
 // Elements above which a call is split over threads.
 constexpr int64_t kParallelMin = int64_t{1} << 16;
 constexpr int64_t kReduceChunk = 256;  // outputs a reduction task accumulates together
+constexpr int64_t kRun = 512;          // elements of a 16-bit row converted at a time
 
 Status check_float(const core::Operand& o, const char* name) {
     ODNN_REQUIRE_SUPPORTED(o.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
     ODNN_REQUIRE_SUPPORTED(o.vect == 1, "%s is vectorised (NCHW_VECT_C)", name);
     return Status::ok();
+}
+
+// The element-wise paths' rule for operand `name`: FLOAT, HALF or BFLOAT16, of the type
+// of operand `ref_name` (ref).
+Status check_elementwise(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
+    ODNN_REQUIRE_SUPPORTED(
+        o.dtype == CUDNN_DATA_FLOAT || o.dtype == CUDNN_DATA_HALF || o.dtype == CUDNN_DATA_BFLOAT16,
+        "%s is not FLOAT, HALF or BFLOAT16", name);
+    ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in type", name, ref_name);
+    ODNN_REQUIRE_SUPPORTED(o.vect == 1, "%s is vectorised (NCHW_VECT_C)", name);
+    return Status::ok();
+}
+
+// Calls f(T{}) for the storage type of `t` (one of check_elementwise's).
+template <class F>
+void with_type(int t, F&& f) {
+    switch (t) {
+        case CUDNN_DATA_HALF: f(Half{}); return;
+        case CUDNN_DATA_BFLOAT16: f(Bf16{}); return;
+        default: f(float{}); return;
+    }
 }
 
 // Calls row(offsets, length, steps) for every row of the innermost dim of `g`, offsets
@@ -69,49 +94,73 @@ void for_rows(const core::EwGeometry& g, Row row) {
     }
 }
 
-// out[j * so] = v(j), plus beta * out[j * so] unless beta = 0, for j < len; the unit-step
-// case as its own loop, which the compiler vectorises.
-template <class V>
-void blend_row(float* out, int64_t so, int64_t len, double beta, V v) {
-    if (so == 1) {
-        for (int64_t j = 0; j < len; ++j) out[j] = core::blend_float(v(j), 1.0, beta, out[j]);
+// Calls chunk(j0, n) over a row of len elements: the whole row at once for FLOAT, runs of
+// kRun for the 16-bit types (converted through stack buffers).
+template <class T, class Chunk>
+void for_chunks(int64_t len, Chunk chunk) {
+    if constexpr (runs_in_place<T>) {
+        chunk(int64_t{0}, len);
     } else {
-        for (int64_t j = 0; j < len; ++j) out[j * so] = core::blend_float(v(j), 1.0, beta, out[j * so]);
+        for (int64_t j0 = 0; j0 < len; j0 += kRun) chunk(j0, std::min(kRun, len - j0));
     }
 }
 
-// Calls body(load) with load(j) = in[j * step] as a double, read the cheapest way for the
-// step: 1, 0 (one broadcast value) or any other.
-template <class Body>
-void with_input(const float* in, int64_t step, Body body) {
+// out[j * so] = v(j), plus beta * out[j * so] unless beta = 0, for j < len; the unit-step
+// case as its own loop, which the compiler vectorises (on `buf` for the 16-bit types).
+template <class T, class V>
+void blend_row(T* out, int64_t so, int64_t len, double beta, value_t<T>* buf, V v) {
+    if (so == 1) {
+        value_t<T>* o = output_run(out, len, beta != 0.0, buf);
+        for (int64_t j = 0; j < len; ++j) o[j] = core::blend_float(v(j), 1.0, beta, o[j]);
+        store_run(o, out, len);
+    } else {
+        for (int64_t j = 0; j < len; ++j) out[j * so] = blend<T>(v(j), 1.0, beta, out[j * so]);
+    }
+}
+
+// Calls body(load) with load(j) = in[j * step] as a double for j < n, read the cheapest
+// way for the step: 1 (a run, into `buf` for the 16-bit types), 0 (one broadcast value)
+// or any other.
+template <class T, class Body>
+void with_input(const T* in, int64_t step, int64_t n, value_t<T>* buf, Body body) {
     if (step == 1) {
-        body([in](int64_t j) { return static_cast<double>(in[j]); });
+        const value_t<T>* r = load_run(in, n, buf);
+        body([r](int64_t j) { return static_cast<double>(r[j]); });
     } else if (step == 0) {
-        const double v = in[0];
+        const double v = load(in[0]);
         body([v](int64_t) { return v; });
     } else {
-        body([in, step](int64_t j) { return static_cast<double>(in[j * step]); });
+        body([in, step](int64_t j) { return static_cast<double>(load(in[j * step])); });
     }
 }
 
 // out[j] = f(a[j]) (+ beta * out[j]) along one row; steps[0..1] of out and a.
-template <class F>
-void unary_row(float* out, const float* a, int64_t len, const int64_t* step, double beta, F f) {
-    with_input(a, step[1], [&](auto la) { blend_row(out, step[0], len, beta, [&](int64_t j) { return f(la(j)); }); });
+template <class T, class F>
+void unary_row(T* out, const T* a, int64_t len, const int64_t* step, double beta, F f) {
+    for_chunks<T>(len, [&](int64_t j0, int64_t n) {
+        RunBuffer<T, kRun> bo, ba;
+        with_input(a + j0 * step[1], step[1], n, ba, [&](auto la) {
+            blend_row(out + j0 * step[0], step[0], n, beta, bo, [&](int64_t j) { return f(la(j)); });
+        });
+    });
 }
 
 // out[j] = f(a[j], b[j]) (+ beta * out[j]) along one row; steps[0..2] of out, a and b.
-template <class F>
-void binary_row(float* out, const float* a, const float* b, int64_t len, const int64_t* step, double beta, F f) {
-    with_input(a, step[1], [&](auto la) {
-        with_input(b, step[2], [&](auto lb) {
-            blend_row(out, step[0], len, beta, [&](int64_t j) { return f(la(j), lb(j)); });
+template <class T, class F>
+void binary_row(T* out, const T* a, const T* b, int64_t len, const int64_t* step, double beta, F f) {
+    for_chunks<T>(len, [&](int64_t j0, int64_t n) {
+        RunBuffer<T, kRun> bo, ba, bb;
+        with_input(a + j0 * step[1], step[1], n, ba, [&](auto la) {
+            with_input(b + j0 * step[2], step[2], n, bb, [&](auto lb) {
+                blend_row(out + j0 * step[0], step[0], n, beta, bo, [&](int64_t j) { return f(la(j), lb(j)); });
+            });
         });
     });
 }
 
 // out = alpha * in + beta * out, `in` laid out (or broadcast) over out's dims.
-void scaled_copy(const core::Operand& out_op, float* out, const core::Operand& in_op, const float* in,
+template <class T>
+void scaled_copy(const core::Operand& out_op, T* out, const core::Operand& in_op, const T* in,
                  const core::Scale& s) {
     const core::Operand* ops[2] = {&out_op, &in_op};
     const core::EwGeometry g = core::ew_simplify(ops, 2);
@@ -123,15 +172,27 @@ void scaled_copy(const core::Operand& out_op, float* out, const core::Operand& i
 
 // ---- Transform (identity map: a copy between layouts) ----
 
+// x as the reference stores it unscaled: FLOAT moved (a signalling NaN stays signalling),
+// the 16-bit types through float (their NaNs as the reference's).
+template <class T>
+T copied(T x) {
+    if constexpr (runs_in_place<T>)
+        return x;
+    else
+        return store<T>(load(x));
+}
+
 // y = x exactly (alpha = 1, beta = 0) where the layouts transpose: y's innermost dim a
 // (step 1 in y) is strided in x, and x is contiguous along another dim b. Copied in 16 x 16
 // tiles of (a, b): sixteen 64-byte runs of x along b in, sixteen of y along a out, so both
 // sides move whole cache lines instead of y's row gathering one element per x line (the
 // row walk reached 37% of memcpy on NCHW -> NHWC; 8 x 8 tiles, half lines, measured
-// slower than 16 x 16 in the same process). Values are moved, not recomputed: the same
-// floats as alpha * x + 0 in double, except that a signalling NaN stays signalling.
+// slower than 16 x 16 in the same process). FLOAT values are moved, not recomputed: the
+// same floats as alpha * x + 0 in double, except that a signalling NaN stays signalling;
+// the 16-bit types' runs go through float as the reference's values do.
 // False when the layouts do not transpose (the row walk handles them).
-bool transpose_copy(const core::Operand& y_op, float* y, const core::Operand& x_op, const float* x) {
+template <class T>
+bool transpose_copy(const core::Operand& y_op, T* y, const core::Operand& x_op, const T* x) {
     const core::Operand* ops[2] = {&y_op, &x_op};
     const core::EwGeometry g = core::ew_simplify(ops, 2);
     const int nb = g.nb_dims, a = nb - 1;
@@ -164,20 +225,26 @@ bool transpose_copy(const core::Operand& y_op, float* y, const core::Operand& x_
             oy += i * g.strides[0][d];
         }
         const int64_t b0 = (t % tiles_b) * kTB, bn = std::min(kTB, nbb - b0);
-        const float* xs = x + ox + b0;
-        float* ys = y + oy + b0 * yb;
+        const T* xs = x + ox + b0;
+        T* ys = y + oy + b0 * yb;
         int64_t a0 = 0;
         if (bn == kTB) {
             for (; a0 + kTA <= na; a0 += kTA) {
-                float tile[kTA][kTB];  // [a][b]: read as runs of x along b
-                for (int64_t i = 0; i < kTA; ++i)
-                    for (int64_t j = 0; j < kTB; ++j) tile[i][j] = xs[(a0 + i) * xa + j];
-                for (int64_t j = 0; j < kTB; ++j)  // written as runs of y along a
-                    for (int64_t i = 0; i < kTA; ++i) ys[j * yb + a0 + i] = tile[i][j];
+                value_t<T> tile[kTA][kTB];  // [a][b]: read as runs of x along b
+                RunBuffer<T, kTA> buf;
+                for (int64_t i = 0; i < kTA; ++i) {
+                    const value_t<T>* r = load_run(xs + (a0 + i) * xa, kTB, buf);
+                    for (int64_t j = 0; j < kTB; ++j) tile[i][j] = r[j];
+                }
+                for (int64_t j = 0; j < kTB; ++j) {  // written as runs of y along a
+                    value_t<T>* w = output_run(ys + j * yb + a0, kTA, false, buf);
+                    for (int64_t i = 0; i < kTA; ++i) w[i] = tile[i][j];
+                    store_run(w, ys + j * yb + a0, kTA);
+                }
             }
         }
         for (int64_t j = 0; j < bn; ++j)  // what is left: partial tiles
-            for (int64_t i = a0; i < na; ++i) ys[j * yb + i] = xs[i * xa + j];
+            for (int64_t i = a0; i < na; ++i) ys[j * yb + i] = copied(xs[i * xa + j]);
     }
     return true;
 }
@@ -187,18 +254,21 @@ public:
     const char* name() const override { return "fast_transform_tensor"; }
     Status check(const core::TransformTensorProblem& p) const override {
         ODNN_REQUIRE_SUPPORTED(p.map.identity, "a padding or folding transform");
-        ODNN_RETURN_IF_ERROR(check_float(p.x, "x"));
-        ODNN_RETURN_IF_ERROR(check_float(p.y, "y"));
+        ODNN_RETURN_IF_ERROR(check_elementwise(p.x, "x", p.y, "y"));
+        ODNN_RETURN_IF_ERROR(check_elementwise(p.y, "y", p.x, "x"));
         ODNN_REQUIRE_SUPPORTED(core::same_dims(p.x, p.y), "x and y dims differ");
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::TransformTensorProblem& p) const override {
-        float* y = static_cast<float*>(p.y_data);
-        const float* x = static_cast<const float*>(p.x_data);
-        if (p.scale.alpha == 1.0 && p.scale.beta == 0.0 && static_cast<const void*>(x) != y &&
-            transpose_copy(p.y, y, p.x, x))
-            return Status::ok();
-        scaled_copy(p.y, y, p.x, x, p.scale);
+        with_type(p.y.dtype, [&](auto tag) {
+            using T = decltype(tag);
+            T* y = static_cast<T*>(p.y_data);
+            const T* x = static_cast<const T*>(p.x_data);
+            if (p.scale.alpha == 1.0 && p.scale.beta == 0.0 && static_cast<const void*>(x) != y &&
+                transpose_copy(p.y, y, p.x, x))
+                return;
+            scaled_copy(p.y, y, p.x, x, p.scale);
+        });
         return Status::ok();
     }
 };
@@ -209,17 +279,64 @@ class FastAdd final : public core::Impl<core::AddTensorProblem> {
 public:
     const char* name() const override { return "fast_add_tensor"; }
     Status check(const core::AddTensorProblem& p) const override {
-        ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
-        ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
+        ODNN_RETURN_IF_ERROR(check_elementwise(p.a, "A", p.c, "C"));
+        ODNN_RETURN_IF_ERROR(check_elementwise(p.c, "C", p.a, "A"));
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::AddTensorProblem& p) const override {
-        scaled_copy(p.c, static_cast<float*>(p.c_data), p.a, static_cast<const float*>(p.a_data), p.scale);
+        with_type(p.c.dtype, [&](auto tag) {
+            using T = decltype(tag);
+            scaled_copy(p.c, static_cast<T*>(p.c_data), p.a, static_cast<const T*>(p.a_data), p.scale);
+        });
         return Status::ok();
     }
 };
 
 // ---- Op-tensor: C = op(alpha1 * A, alpha2 * B) + beta * C, B broadcast ----
+
+template <class T>
+void op_tensor(const core::OpTensorProblem& p) {
+    T* c = static_cast<T*>(p.c_data);
+    const T* a = static_cast<const T*>(p.a_data);
+    const double a1 = p.alpha1, a2 = p.alpha2, beta = p.beta;
+    const bool nan = p.propagate_nan;
+    if (p.unary()) {
+        const core::Operand* ops[2] = {&p.c, &p.a};
+        const core::EwGeometry g = core::ew_simplify(ops, 2);
+        auto run = [&](auto f) {
+            for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+                unary_row(c + off[0], a + off[1], len, step, beta, f);
+            });
+        };
+        if (p.op == CUDNN_OP_TENSOR_SQRT)
+            run([=](double v) { return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_SQRT, nan, a1 * v, 0.0); });
+        else
+            run([=](double v) { return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_NOT, nan, a1 * v, 0.0); });
+        return;
+    }
+    const T* b = static_cast<const T*>(p.b_data);
+    const core::Operand* ops[3] = {&p.c, &p.a, &p.b};
+    const core::EwGeometry g = core::ew_simplify(ops, 3);
+    auto run = [&](auto f) {
+        for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
+            binary_row(c + off[0], a + off[1], b + off[2], len, step, beta, f);
+        });
+    };
+    switch (p.op) {
+        case CUDNN_OP_TENSOR_ADD: run([=](double x, double y) { return a1 * x + a2 * y; }); break;
+        case CUDNN_OP_TENSOR_MUL: run([=](double x, double y) { return (a1 * x) * (a2 * y); }); break;
+        case CUDNN_OP_TENSOR_MIN:
+            run([=](double x, double y) {
+                return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_MIN, nan, a1 * x, a2 * y);
+            });
+            break;
+        default:  // MAX
+            run([=](double x, double y) {
+                return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_MAX, nan, a1 * x, a2 * y);
+            });
+            break;
+    }
+}
 
 class FastOpTensor final : public core::Impl<core::OpTensorProblem> {
 public:
@@ -229,52 +346,13 @@ public:
         ODNN_REQUIRE_SUPPORTED(op == CUDNN_OP_TENSOR_ADD || op == CUDNN_OP_TENSOR_MUL || op == CUDNN_OP_TENSOR_MIN ||
                                    op == CUDNN_OP_TENSOR_MAX || op == CUDNN_OP_TENSOR_SQRT || op == CUDNN_OP_TENSOR_NOT,
                                "op %d", op);
-        ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
-        ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
-        if (!p.unary()) ODNN_RETURN_IF_ERROR(check_float(p.b, "B"));
+        ODNN_RETURN_IF_ERROR(check_elementwise(p.a, "A", p.c, "C"));
+        ODNN_RETURN_IF_ERROR(check_elementwise(p.c, "C", p.a, "A"));
+        if (!p.unary()) ODNN_RETURN_IF_ERROR(check_elementwise(p.b, "B", p.c, "C"));
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::OpTensorProblem& p) const override {
-        float* c = static_cast<float*>(p.c_data);
-        const float* a = static_cast<const float*>(p.a_data);
-        const double a1 = p.alpha1, a2 = p.alpha2, beta = p.beta;
-        const bool nan = p.propagate_nan;
-        if (p.unary()) {
-            const core::Operand* ops[2] = {&p.c, &p.a};
-            const core::EwGeometry g = core::ew_simplify(ops, 2);
-            auto run = [&](auto f) {
-                for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
-                    unary_row(c + off[0], a + off[1], len, step, beta, f);
-                });
-            };
-            if (p.op == CUDNN_OP_TENSOR_SQRT)
-                run([=](double v) { return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_SQRT, nan, a1 * v, 0.0); });
-            else
-                run([=](double v) { return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_NOT, nan, a1 * v, 0.0); });
-            return Status::ok();
-        }
-        const float* b = static_cast<const float*>(p.b_data);
-        const core::Operand* ops[3] = {&p.c, &p.a, &p.b};
-        const core::EwGeometry g = core::ew_simplify(ops, 3);
-        auto run = [&](auto f) {
-            for_rows(g, [&](const int64_t* off, int64_t len, const int64_t* step) {
-                binary_row(c + off[0], a + off[1], b + off[2], len, step, beta, f);
-            });
-        };
-        switch (p.op) {
-            case CUDNN_OP_TENSOR_ADD: run([=](double x, double y) { return a1 * x + a2 * y; }); break;
-            case CUDNN_OP_TENSOR_MUL: run([=](double x, double y) { return (a1 * x) * (a2 * y); }); break;
-            case CUDNN_OP_TENSOR_MIN:
-                run([=](double x, double y) {
-                    return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_MIN, nan, a1 * x, a2 * y);
-                });
-                break;
-            default:  // MAX
-                run([=](double x, double y) {
-                    return core::op_tensor_apply<double>(CUDNN_OP_TENSOR_MAX, nan, a1 * x, a2 * y);
-                });
-                break;
-        }
+        with_type(p.c.dtype, [&](auto tag) { op_tensor<decltype(tag)>(p); });
         return Status::ok();
     }
 };
