@@ -32,20 +32,20 @@ constexpr int64_t kParallelMin = int64_t{1} << 16;
 constexpr int64_t kReduceChunk = 256;  // outputs a reduction task accumulates together
 constexpr int64_t kRun = 512;          // elements of a 16-bit row converted at a time
 
-Status check_float(const core::Operand& o, const char* name) {
-    ODNN_REQUIRE_SUPPORTED(o.dtype == CUDNN_DATA_FLOAT, "%s is not FLOAT", name);
+// The fast paths' rule for operand `name`: FLOAT, HALF or BFLOAT16, not vectorised (the
+// reduction's A and C may differ in type).
+Status check_16_or_float(const core::Operand& o, const char* name) {
+    ODNN_REQUIRE_SUPPORTED(
+        o.dtype == CUDNN_DATA_FLOAT || o.dtype == CUDNN_DATA_HALF || o.dtype == CUDNN_DATA_BFLOAT16,
+        "%s is not FLOAT, HALF or BFLOAT16", name);
     ODNN_REQUIRE_SUPPORTED(o.vect == 1, "%s is vectorised (NCHW_VECT_C)", name);
     return Status::ok();
 }
 
-// The element-wise paths' rule for operand `name`: FLOAT, HALF or BFLOAT16, of the type
-// of operand `ref_name` (ref).
+// The element-wise paths' rule: check_16_or_float, and of the type of operand `ref_name` (ref).
 Status check_elementwise(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
-    ODNN_REQUIRE_SUPPORTED(
-        o.dtype == CUDNN_DATA_FLOAT || o.dtype == CUDNN_DATA_HALF || o.dtype == CUDNN_DATA_BFLOAT16,
-        "%s is not FLOAT, HALF or BFLOAT16", name);
+    ODNN_RETURN_IF_ERROR(check_16_or_float(o, name));
     ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in type", name, ref_name);
-    ODNN_REQUIRE_SUPPORTED(o.vect == 1, "%s is vectorised (NCHW_VECT_C)", name);
     return Status::ok();
 }
 
@@ -392,8 +392,8 @@ class FastReduce final : public core::Impl<core::ReduceTensorProblem> {
 public:
     const char* name() const override { return "fast_reduce_tensor"; }
     Status check(const core::ReduceTensorProblem& p) const override {
-        ODNN_RETURN_IF_ERROR(check_float(p.a, "A"));
-        ODNN_RETURN_IF_ERROR(check_float(p.c, "C"));
+        ODNN_RETURN_IF_ERROR(check_16_or_float(p.a, "A"));
+        ODNN_RETURN_IF_ERROR(check_16_or_float(p.c, "C"));
         ReduceBlocks b;
         ODNN_REQUIRE_SUPPORTED(reduce_blocks(p, &b),
                                "A is not packed row-major with the reduced dims in at most two runs");
@@ -401,10 +401,16 @@ public:
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::ReduceTensorProblem& p) const override {
+        with_type(p.a.dtype, [&](auto tag) { reduce<decltype(tag)>(p); });
+        return Status::ok();
+    }
+
+private:
+    template <class T>
+    static void reduce(const core::ReduceTensorProblem& p) {
         ReduceBlocks b;
         reduce_blocks(p, &b);
-        const float* a = static_cast<const float*>(p.a_data);
-        float* c = static_cast<float*>(p.c_data);
+        const T* a = static_cast<const T*>(p.a_data);
         const int op = p.op;
         const bool nan = p.propagate_nan;
         const int64_t len1 = b.len1, len2 = b.len2, len = len1 * len2, inner = b.inner, mid = b.mid;
@@ -422,7 +428,7 @@ public:
             const int64_t base = lanes_i ? g / mid * s_o + g % mid * s_m + j0 : g * s_o + j0 * s_m;
             const int64_t u0 = lanes_i ? g * inner + j0 : g * mid + j0;
             const int64_t lane_step = lanes_i ? 1 : s_m;
-            const float* ag = a + base;
+            const T* ag = a + base;
             double acc[kReduceChunk];
             uint32_t best[kReduceChunk];
             // Products start at 1 (all zeros give MUL_NO_ZEROS its empty product), sums at 0;
@@ -432,7 +438,7 @@ public:
             for (int64_t i = 0; i < n; ++i) {
                 best[i] = 0;
                 if (pick) {
-                    const double v = ag[i * lane_step];
+                    const double v = load(ag[i * lane_step]);
                     acc[i] = op == CUDNN_REDUCE_TENSOR_AMAX ? std::fabs(v) : v;
                 } else {
                     acc[i] = op == CUDNN_REDUCE_TENSOR_MUL || op == CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS ? 1.0 : 0.0;
@@ -445,12 +451,12 @@ public:
                 for (int64_t k1 = 0; k1 < len1; ++k1)
                     for (int64_t k2 = k1 == 0 && pick ? 1 : 0; k2 < len2; ++k2) {
                         const int64_t k = k1 * len2 + k2;
-                        const float* ar = ag + k1 * s_1 + k2 * inner;
+                        const T* ar = ag + k1 * s_1 + k2 * inner;
                         if (lane_step == 1) {
-                            for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(ar[i]), k);
+                            for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(load(ar[i])), k);
                         } else {
                             for (int64_t i = 0; i < n; ++i)
-                                step(acc[i], best[i], static_cast<double>(ar[i * lane_step]), k);
+                                step(acc[i], best[i], static_cast<double>(load(ar[i * lane_step])), k);
                         }
                     }
             };
@@ -481,12 +487,10 @@ public:
                 if (op == CUDNN_REDUCE_TENSOR_AVG) r /= static_cast<double>(len);
                 if (op == CUDNN_REDUCE_TENSOR_NORM2) r = std::sqrt(r);
                 const int64_t out = u0 + i;  // C's element, row-major over its dims
-                float& dst = c[p.c.offset_of_linear(out)];
-                dst = core::blend_float(r, p.scale.alpha, p.scale.beta, dst);
+                core::blend_store(p.c_data, p.c.offset_of_linear(out), p.c.dtype, r, p.scale.alpha, p.scale.beta);
                 if (p.want_indices) p.indices[out] = best[i];
             }
         }
-        return Status::ok();
     }
 };
 
