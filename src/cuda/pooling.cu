@@ -32,7 +32,8 @@
 //   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
 // HALF / BFLOAT16 max with W innermost and even W (3x3 / 2x2 at stride 2) take the pair
 // kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
-// the backward only when NaNs are skipped); with C innermost, C a multiple of 8 and NaNs
+// the backward only when NaNs are skipped; pool_bwd_planes16, bands with packed window
+// pairs, opt-in); with C innermost, C a multiple of 8 and NaNs
 // skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
 // cell_gather8); pool_fwd_cols reduces a 16-bit max over channel vectors in packed pairs
 // (PairLanes). The kernels above remain for 1-D and 3-D+,
@@ -54,6 +55,7 @@
 
 #include "core/cuda_runtime.hpp"
 #include "core/elem_access.hpp"
+#include "core/knob.hpp"
 #include "core/pool_problem.hpp"
 #include "cuda/launch.cuh"
 #include "cuda/norm_common.cuh"
@@ -1826,6 +1828,37 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// The bands of the planes kernels (t: PoolBwdPlanes or PoolBwdPlanes16, with p, cells_h,
+// nrg, pitch and apitch set): the tallest band whose window rows (kb + HR) the block holds,
+// nrg rows at once and `win` a thread, and whose staged rows take at most kPlanesSmem
+// bytes (bytes(kb)), cut as evenly as the height allows; then the units, divisors and
+// vector flags (G elements a 16-byte group). False when one cell row does not fit.
+template <class Plan, class Bytes>
+bool plan_bands(const core::PoolingBwdProblem& pb, const Pool2d& p, int hr, int win, int g, Bytes bytes, Plan* t,
+                size_t* smem) {
+    auto fits = [&](int k) { return k + hr <= t->nrg * win && bytes(k) <= kPlanesSmem; };
+    int kb = t->cells_h;
+    while (kb > 1 && !fits(kb)) --kb;
+    if (!fits(kb)) return false;
+    const int bands = (t->cells_h + kb - 1) / kb;
+    t->kb = (t->cells_h + bands - 1) / bands;
+    *smem = bytes(t->kb);
+    const int64_t units = static_cast<int64_t>(p.n) * p.c * bands;
+    if (units >= (int64_t{1} << 31)) return false;
+    t->units = static_cast<uint32_t>(units);
+    auto vec_ok = [&](const TensorDesc& d, const void* ptr) {
+        return d.strides[3] == 1 && d.strides[2] % g == 0 && d.strides[1] % g == 0 && d.strides[0] % g == 0 &&
+               aligned_to(ptr, 16);
+    };
+    t->vec_x = vec_ok(pb.x, pb.x_data);
+    t->vec_dx = vec_ok(pb.dx, pb.dx_data);
+    t->div_bands = FastDiv(static_cast<uint32_t>(bands));
+    t->div_c = FastDiv(static_cast<uint32_t>(p.c));
+    t->div_xg = FastDiv(static_cast<uint32_t>(t->pitch / g));
+    t->div_ag = FastDiv(static_cast<uint32_t>(t->apitch / g));
+    return true;
+}
+
 // The band plan of pool_bwd_planes (FLOAT); false when the problem is not for it (NaN
 // propagation, a left pad over the staged border) or one cell row's band does not fit.
 template <int R, int S>
@@ -1838,31 +1871,12 @@ bool plan_bwd_planes(const core::PoolingBwdProblem& pb, const Pool2d& p, PoolBwd
     t->apitch = (p.w + G - 1) / G * G;
     // The rightmost window column stays inside the staged row.
     if ((p.ow - 1) * 2 - p.pw + S > t->pitch - G) return false;
+    t->nrg = kThreads / p.ow;
     auto bytes = [&](int kb) {
         return static_cast<size_t>((kb - 1 + HR) * 2 + R) * static_cast<size_t>(t->pitch + t->apitch) * 4;
     };
-    int kb = t->cells_h;
-    t->nrg = kThreads / p.ow;
-    auto fits = [&](int k) { return k + HR <= t->nrg * kPlanesWin && bytes(k) <= kPlanesSmem; };
-    while (kb > 1 && !fits(kb)) --kb;
-    if (!fits(kb)) return false;
-    const int bands = (t->cells_h + kb - 1) / kb;  // as even as the height allows
-    t->kb = (t->cells_h + bands - 1) / bands;
-    *smem = bytes(t->kb);
-    const int64_t units = static_cast<int64_t>(p.n) * p.c * bands;
-    if (units >= (int64_t{1} << 31)) return false;
-    t->units = static_cast<uint32_t>(units);
-    auto vec_ok = [&](const TensorDesc& d, const void* ptr) {
-        return d.strides[3] == 1 && d.strides[2] % G == 0 && d.strides[1] % G == 0 && d.strides[0] % G == 0 &&
-               aligned_to(ptr, 16);
-    };
-    t->vec_x = vec_ok(pb.x, pb.x_data);
-    t->vec_dx = vec_ok(pb.dx, pb.dx_data);
-    t->div_bands = FastDiv(static_cast<uint32_t>(bands));
-    t->div_c = FastDiv(static_cast<uint32_t>(p.c));
+    if (!plan_bands(pb, p, HR, kPlanesWin, G, bytes, t, smem)) return false;
     t->div_ow = FastDiv(static_cast<uint32_t>(p.ow));
-    t->div_xg = FastDiv(static_cast<uint32_t>(t->pitch / G));
-    t->div_ag = FastDiv(static_cast<uint32_t>(t->apitch / G));
     return true;
 }
 
@@ -1874,6 +1888,279 @@ Status launch_bwd_planes(const core::Handle& h, const core::PoolingBwdProblem& p
         t, static_cast<const float*>(pb.x_data), static_cast<const float*>(pb.dy_data), static_cast<float*>(pb.dx_data),
         static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
     return launched("cuda_pooling_bwd");
+}
+
+// Max backward, HALF / BFLOAT16 skipping NaNs, W innermost, 3x3 / 2x2 at stride 2: the
+// bands, window classes and float accumulator of pool_bwd_planes, with
+//   stage    x kept in its 16 bits (NaN bits outside the plane), 16-byte groups of 8. The
+//            grid is persistent (a 16-bit band is half FLOAT's bytes a block, too few in
+//            flight): each thread loads its first kPlanes16Pre groups of the block's next
+//            unit into registers before this unit's windows, so their DRAM latency
+//            overlaps the windows, scatter and stores, and writes them after;
+//   windows  two adjacent window columns a thread (2 pw, 2 pw + 1) in one packed chain, as
+//            pool_bwd_pairs: a window row is NP 4-byte shared loads and PRMTs
+//            (window_pos), the max max.bf16x2 / f16x2 skipping NaNs (exact: the max of
+//            16-bit values is one of them), the argmax the first position equal to it
+//            (eq2_mask), the first in-range position for a window of NaNs
+//            (window_argmax's rule);
+//   scatter  as FLOAT's, the two windows of a pair in their own classes;
+//   store    dx rows in 16-byte groups of 8 from the accumulator (alpha, beta).
+// Bytes: x + dy + dx (+ dx if beta != 0), and the halo rows of neighbouring bands.
+// Opt-in (ODNN_POOL_PLANES16=on; the GPU suite runs it): predicted memory-bound (~55 M warp
+// instructions at 128x256x56x56, about half the DRAM time), it measured 0.251 ms against
+// pool_bwd_pairs' 0.273 at 3x3 but 0.259 against 0.218 at 128x64x112x112 (three bands a
+// plane) and 0.234 against 0.221 at 2x2 (H100, docs/PERFORMANCE.md), so pool_bwd_pairs
+// stays the default until a profile says where the bands' time goes.
+constexpr int kPlanesG16 = 8;     // 16-bit staging groups: the 8 elements of a 16-byte vector
+constexpr int kPlanes16Pre = 4;   // staging groups a thread prefetches for the next unit
+constexpr int kPlanes16Win = 2;   // window pairs a thread: bands of up to 2 x kThreads pairs
+
+struct PoolBwdPlanes16 {
+    Pool2d p;
+    int cells_h, kb;       // cell rows of the plane, of a band
+    int pairs_w;           // window pairs a row: ceil(OW / 2)
+    int nrg;               // pair rows a block takes at once: kThreads / pairs_w
+    int pitch, apitch;     // staged x row pitch in 16-bit elements (kPlanesG16 border columns
+                           // left of the plane), accumulator row pitch in floats
+    int srows;             // staged rows of the largest band
+    uint32_t units;        // planes x bands
+    FastDiv div_bands, div_c, div_pw;
+    FastDiv div_xg, div_ag;  // staging groups a staged x row, store groups an accumulator row
+    bool vec_x, vec_dx;      // 16-byte vector loads / stores
+};
+
+// The rows of a unit (plane x band) of pool_bwd_planes16.
+struct Planes16Unit {
+    uint32_t n, c;
+    int cr0, cr1;  // cell rows
+    int xr0, rows; // first staged input row (may be < 0), staged rows
+};
+template <int R>
+__device__ __forceinline__ Planes16Unit planes16_unit(const PoolBwdPlanes16& t, uint32_t u) {
+    constexpr int HR = (R - 1) / 2;
+    Planes16Unit b;
+    const uint32_t plane = t.div_bands.div(u), band = u - plane * t.div_bands.d;
+    b.n = t.div_c.div(plane), b.c = plane - b.n * t.div_c.d;
+    b.cr0 = static_cast<int>(band) * t.kb, b.cr1 = min(b.cr0 + t.kb, t.cells_h);
+    b.xr0 = (b.cr0 - HR) * 2 - t.p.ph;
+    b.rows = (b.cr1 - 1 - (b.cr0 - HR)) * 2 + R;
+    return b;
+}
+
+// Elements iw0 .. iw0 + 7 of row ih of the plane at xp as raw 16-bit values, NaN outside it.
+template <class T>
+__device__ __forceinline__ uint4 planes16_load(const char* xp, const Pool2d& p, int ih, int iw0, bool vec) {
+    constexpr uint32_t kNan = Half2Of<T>::kNan & 0xffffu;
+    if (ih < 0 || ih >= p.h || iw0 + kPlanesG16 <= 0 || iw0 >= p.w) {  // wholly outside: no loads
+        const uint32_t w = kNan * 0x10001u;
+        return make_uint4(w, w, w, w);
+    }
+    const char* row = xp + static_cast<uint32_t>(ih) * p.xs[2] * 2u;
+    if (vec && iw0 >= 0 && iw0 + kPlanesG16 <= p.w)
+        return __ldg(reinterpret_cast<const uint4*>(row + static_cast<uint32_t>(iw0) * 2u));
+    uint32_t h[kPlanesG16];
+#pragma unroll
+    for (int e = 0; e < kPlanesG16; ++e) {
+        const int iw = iw0 + e;
+        h[e] = iw >= 0 && iw < p.w ? *reinterpret_cast<const uint16_t*>(row + static_cast<uint32_t>(iw) * p.xs[3] * 2u)
+                                   : kNan;
+    }
+    return make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+}
+
+template <class T, int R, int S, int PAR>
+__global__ void __launch_bounds__(kThreads)
+    pool_bwd_planes16(PoolBwdPlanes16 t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                      float alpha, float beta) {
+    constexpr int HR = (R - 1) / 2, HS = (S - 1) / 2, kClasses = (HR + 1) * (HS + 1), G = kPlanesG16;
+    constexpr int NP = ColPairs<S, PAR>::NP;
+    extern __shared__ __align__(16) unsigned char pool_smem[];
+    const Pool2d& p = t.p;
+    uint4* xs = reinterpret_cast<uint4*>(pool_smem);  // [staged row][pitch / G]
+    const uint32_t* xw = reinterpret_cast<const uint32_t*>(pool_smem);
+    const int wpitch = t.pitch / 2;  // staged row pitch in 4-byte words
+    float* acc = reinterpret_cast<float*>(pool_smem + static_cast<size_t>(t.srows) * t.pitch * 2);
+    const uint32_t xg = t.div_xg.d;
+    auto plane_x = [&](const Planes16Unit& b) {
+        return reinterpret_cast<const char*>(x + (static_cast<size_t>(b.n) * p.xs[0] + static_cast<size_t>(b.c) * p.xs[1]));
+    };
+    // Staging group l of unit b: row l / xg, elements from column (l % xg - 1) * G.
+    auto stage_load = [&](const Planes16Unit& b, const char* xp, uint32_t l) {
+        const uint32_t r = t.div_xg.div(l), g = l - r * xg;
+        return planes16_load<T>(xp, p, b.xr0 + static_cast<int>(r), (static_cast<int>(g) - 1) * G, t.vec_x);
+    };
+    uint4 pre[kPlanes16Pre];
+    auto prefetch = [&](uint32_t u) {
+        const Planes16Unit b = planes16_unit<R>(t, u);
+        const char* xp = plane_x(b);
+        const uint32_t nx = static_cast<uint32_t>(b.rows) * xg;
+#pragma unroll
+        for (int k = 0; k < kPlanes16Pre; ++k) {
+            const uint32_t l = threadIdx.x + k * kThreads;
+            if (l < nx) pre[k] = stage_load(b, xp, l);
+        }
+    };
+    // Thread (rg, pw) takes the window pairs of columns 2 pw, 2 pw + 1, rows o0 + rg + k * nrg.
+    const int rg = static_cast<int>(t.div_pw.div(threadIdx.x)), pw = static_cast<int>(threadIdx.x) - rg * t.pairs_w;
+    const int w0 = 2 * pw, ws = 2 * w0 - p.pw;  // window 2 pw starts at column ws, 2 pw + 1 at ws + 2
+    const bool has_b = w0 + 1 < p.ow;
+    // The first in-range column of each window (S: none).
+    const int s0 = max(0, -ws), s1 = max(0, -(ws + 2));
+    const int f0 = s0 < S && ws + s0 < p.w ? s0 : S, f1 = s1 < S && ws + 2 + s1 < p.w ? s1 : S;
+    if (blockIdx.x < t.units) prefetch(blockIdx.x);
+    for (uint32_t u = blockIdx.x; u < t.units; u += gridDim.x) {
+        const Planes16Unit b = planes16_unit<R>(t, u);
+        {
+            const char* xp = plane_x(b);
+            const uint32_t nx = static_cast<uint32_t>(b.rows) * xg;
+#pragma unroll
+            for (int k = 0; k < kPlanes16Pre; ++k) {
+                const uint32_t l = threadIdx.x + k * kThreads;
+                if (l < nx) xs[l] = pre[k];
+            }
+            for (uint32_t l = threadIdx.x + kPlanes16Pre * kThreads; l < nx; l += kThreads) xs[l] = stage_load(b, xp, l);
+        }
+        const uint32_t na = static_cast<uint32_t>(b.rows * t.apitch / 4);
+        for (uint32_t l = threadIdx.x; l < na; l += kThreads)
+            reinterpret_cast<float4*>(acc)[l] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        __syncthreads();
+        if (u + gridDim.x < t.units) prefetch(u + gridDim.x);
+        const int o0 = max(0, b.cr0 - HR), o1 = min(p.oh, b.cr1);  // window rows
+        const T* drow = dy + (static_cast<size_t>(b.n) * p.ys[0] + static_cast<size_t>(b.c) * p.ys[1] +
+                              static_cast<uint32_t>(o0 + rg) * p.ys[2] + static_cast<uint32_t>(w0) * p.ys[3]);
+        const uint32_t dstep = static_cast<uint32_t>(t.nrg) * p.ys[2];
+        // Row 0 of window pair k: the word holding column ws - PAR (even staged index).
+        const uint32_t* wrow = xw + ((o0 + rg) * 2 - p.ph - b.xr0) * wpitch + (ws - PAR + G) / 2;
+        const int wstep = 2 * t.nrg * wpitch;
+        int pos[kPlanes16Win][2], cls[kPlanes16Win];  // accumulator index of each argmax (-1: none); class of the left
+        float dv[kPlanes16Win][2];
+#pragma unroll
+        for (int k = 0; k < kPlanes16Win; ++k, drow += dstep, wrow += wstep) {
+            const int oh = o0 + rg + k * t.nrg;
+            pos[k][0] = pos[k][1] = -1;
+            cls[k] = 0;
+            dv[k][0] = dv[k][1] = 0.0f;
+            if (rg >= t.nrg || oh >= o1) continue;
+            const int hs = oh * 2 - p.ph;
+            uint32_t v2[R * S];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                uint32_t v[NP];
+#pragma unroll
+                for (int q = 0; q < NP; ++q) v[q] = wrow[r * wpitch + q];
+                v2[r * S + 0] = window_pos<PAR, 0>(v);
+                v2[r * S + 1] = window_pos<PAR, 1>(v);
+                if constexpr (S == 3) v2[r * S + 2] = window_pos<PAR, 2>(v);
+            }
+            uint32_t m = v2[0];
+#pragma unroll
+            for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, v2[l]);
+            const int r0 = max(0, -hs);
+            const bool rany = r0 < R && hs + r0 < p.h;
+            uint32_t apk = (rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg) |
+                           (rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg) << 16;
+            // A NaN max (only NaNs) equals nothing: the first in-range position stays.
+#pragma unroll
+            for (int l = R * S - 1; l >= 0; --l) {
+                const uint32_t eq = eq2_mask<T>(v2[l], m);
+                apk = (apk & ~eq) | (eq & (static_cast<uint32_t>(l) * 0x10001u));
+            }
+            const int a0 = static_cast<int>(apk & 0xffffu), a1 = static_cast<int>(apk >> 16);
+            const int rbase = (hs - b.xr0) * t.apitch + ws;
+            if (a0 != kNoArg) pos[k][0] = rbase + (a0 / S) * t.apitch + a0 % S;
+            if (has_b && a1 != kNoArg) pos[k][1] = rbase + (a1 / S) * t.apitch + 2 + a1 % S;
+            dv[k][0] = Io<T>::in(drow[0]);
+            if (has_b) dv[k][1] = Io<T>::in(drow[p.ys[3]]);
+            cls[k] = (oh & HR) * (HS + 1);
+        }
+        // Window 2 pw is of column class 0, 2 pw + 1 of class HS.
+#pragma unroll
+        for (int q = 0; q < kClasses; ++q) {
+#pragma unroll
+            for (int k = 0; k < kPlanes16Win; ++k)
+#pragma unroll
+                for (int j = 0; j < 2; ++j)
+                    if (pos[k][j] >= 0 && cls[k] + (j & HS) == q) acc[pos[k][j]] += dv[k][j];
+            __syncthreads();
+        }
+        const int dh0 = max(0, b.cr0 * 2 - p.ph), dh1 = min(p.h, b.cr1 * 2 - p.ph);
+        char* op = reinterpret_cast<char*>(dx + (static_cast<size_t>(b.n) * p.zs[0] + static_cast<size_t>(b.c) * p.zs[1]));
+        const uint32_t nd = static_cast<uint32_t>(max(0, dh1 - dh0)) * t.div_ag.d;
+        for (uint32_t l = threadIdx.x; l < nd; l += kThreads) {
+            const uint32_t r = t.div_ag.div(l), g = l - r * t.div_ag.d;
+            const int ih = dh0 + static_cast<int>(r), iw0 = static_cast<int>(g) * G;
+            const float4* a = reinterpret_cast<const float4*>(acc + (ih - b.xr0) * t.apitch + iw0);
+            const float4 lo = a[0], hi = a[1];
+            float v[G] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            char* orow = op + static_cast<uint32_t>(ih) * p.zs[2] * 2u;
+            if (t.vec_dx && iw0 + G <= p.w) {
+                blend_store<T, G>(reinterpret_cast<T*>(orow + static_cast<uint32_t>(iw0) * 2u), v, alpha, beta);
+            } else {
+#pragma unroll
+                for (int e = 0; e < G; ++e)
+                    if (iw0 + e < p.w)
+                        blend_store<T, 1>(reinterpret_cast<T*>(orow + static_cast<uint32_t>(iw0 + e) * p.zs[3] * 2u),
+                                          &v[e], alpha, beta);
+            }
+        }
+        __syncthreads();  // the next unit stages over these rows
+    }
+}
+
+// The band plan of pool_bwd_planes16; false when the problem is not for it (NaN
+// propagation, a left pad over the staged border, rows of over kThreads window pairs) or
+// one cell row's band does not fit.
+template <int R, int S, int PAR>
+bool plan_bwd_planes16(const core::PoolingBwdProblem& pb, const Pool2d& p, PoolBwdPlanes16* t, size_t* smem) {
+    constexpr int HR = (R - 1) / 2, G = kPlanesG16, NP = ColPairs<S, PAR>::NP;
+    if (p.prop || p.pw + PAR > G || p.ow < 1) return false;
+    t->p = p;
+    t->pairs_w = (p.ow + 1) / 2;
+    if (t->pairs_w > kThreads) return false;
+    t->cells_h = (p.h - 1 + p.ph) / 2 + 1;
+    // The last pair reads staged elements up to 4 (pairs_w - 1) - pad - PAR + G + 2 NP - 1.
+    const int need = std::max(G + p.w, 4 * (t->pairs_w - 1) - p.pw - PAR + G + 2 * NP);
+    t->pitch = (need + G - 1) / G * G;
+    t->apitch = (p.w + G - 1) / G * G;
+    t->nrg = kThreads / t->pairs_w;
+    auto rows = [&](int kb) { return (kb - 1 + HR) * 2 + R; };
+    auto bytes = [&](int kb) {
+        return static_cast<size_t>(rows(kb)) * static_cast<size_t>(t->pitch * 2 + t->apitch * 4);
+    };
+    if (!plan_bands(pb, p, HR, kPlanes16Win, G, bytes, t, smem)) return false;
+    t->srows = rows(t->kb);
+    t->div_pw = FastDiv(static_cast<uint32_t>(t->pairs_w));
+    return true;
+}
+
+// Launches pool_bwd_planes16 on a persistent grid (the blocks that fit the GPU at once).
+template <class T, int R, int S, int PAR>
+Status launch_bwd_planes16(const core::Handle& h, const core::PoolingBwdProblem& pb, const PoolBwdPlanes16& t,
+                           size_t smem) {
+    if (t.units == 0) return Status::ok();
+    auto kernel = pool_bwd_planes16<T, R, S, PAR>;
+    int per_sm = 0;
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem),
+                                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    const uint32_t grid = std::min<uint32_t>(t.units, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
+    kernel<<<grid, kThreads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data),
+                                               static_cast<T*>(pb.dx_data), static_cast<float>(pb.out.alpha),
+                                               static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
+template <class T, int R, int S>
+bool try_bwd_planes16(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, Status* st) {
+    PoolBwdPlanes16 t;
+    size_t smem = 0;
+    if (p.pw % 2) {
+        if (!plan_bwd_planes16<R, S, 1>(pb, p, &t, &smem)) return false;
+        *st = launch_bwd_planes16<T, R, S, 1>(h, pb, t, smem);
+    } else {
+        if (!plan_bwd_planes16<R, S, 0>(pb, p, &t, &smem)) return false;
+        *st = launch_bwd_planes16<T, R, S, 0>(h, pb, t, smem);
+    }
+    return true;
 }
 
 // Max backward, HALF / BFLOAT16 skipping NaNs, W innermost: pool_bwd_strips with two
@@ -2127,7 +2414,10 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
             size_t smem = 0;
             if (plan_bwd_planes<R, S>(pb, p, &t, &smem)) return launch_bwd_planes<R, S>(h, pb, t, smem);
         } else {
-            // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs).
+            // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs); the
+            // shared-memory bands with packed window pairs (pool_bwd_planes16) opt-in.
+            Status st;
+            if (core::knob_is("ODNN_POOL_PLANES16", "on") && try_bwd_planes16<T, R, S>(h, pb, p, &st)) return st;
             if (!p.prop && pairs_fit(pb.x, pb.x_data) && pairs_fit(pb.dx, pb.dx_data))
                 return p.pw % 2 ? launch_bwd_pairs<T, R, S, 1>(h, pb, p) : launch_bwd_pairs<T, R, S, 0>(h, pb, p);
         }
