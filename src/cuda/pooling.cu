@@ -2149,18 +2149,19 @@ Status launch_bwd_planes16(const core::Handle& h, const core::PoolingBwdProblem&
     return launched("cuda_pooling_bwd");
 }
 
+// pool_bwd_planes16 launched for the problem (*taken), or not taken by its plan.
 template <class T, int R, int S>
-bool try_bwd_planes16(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, Status* st) {
+Status bwd_planes16(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, bool* taken) {
     PoolBwdPlanes16 t;
     size_t smem = 0;
+    *taken = true;
     if (p.pw % 2) {
-        if (!plan_bwd_planes16<R, S, 1>(pb, p, &t, &smem)) return false;
-        *st = launch_bwd_planes16<T, R, S, 1>(h, pb, t, smem);
-    } else {
-        if (!plan_bwd_planes16<R, S, 0>(pb, p, &t, &smem)) return false;
-        *st = launch_bwd_planes16<T, R, S, 0>(h, pb, t, smem);
+        if (plan_bwd_planes16<R, S, 1>(pb, p, &t, &smem)) return launch_bwd_planes16<T, R, S, 1>(h, pb, t, smem);
+    } else if (plan_bwd_planes16<R, S, 0>(pb, p, &t, &smem)) {
+        return launch_bwd_planes16<T, R, S, 0>(h, pb, t, smem);
     }
-    return true;
+    *taken = false;
+    return Status::ok();
 }
 
 // Max backward, HALF / BFLOAT16 skipping NaNs, W innermost: pool_bwd_strips with two
@@ -2416,8 +2417,11 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
         } else {
             // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs); the
             // shared-memory bands with packed window pairs (pool_bwd_planes16) opt-in.
-            Status st;
-            if (core::knob_is("ODNN_POOL_PLANES16", "on") && try_bwd_planes16<T, R, S>(h, pb, p, &st)) return st;
+            if (core::knob_is("ODNN_POOL_PLANES16", "on")) {
+                bool taken = false;
+                const Status st = bwd_planes16<T, R, S>(h, pb, p, &taken);
+                if (taken) return st;
+            }
             if (!p.prop && pairs_fit(pb.x, pb.x_data) && pairs_fit(pb.dx, pb.dx_data))
                 return p.pw % 2 ? launch_bwd_pairs<T, R, S, 1>(h, pb, p) : launch_bwd_pairs<T, R, S, 0>(h, pb, p);
         }
