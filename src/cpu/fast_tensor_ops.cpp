@@ -1,7 +1,7 @@
 // cudnnTransformTensor (plain copies between layouts), cudnnAddTensor and cudnnOpTensor
 // for FLOAT, HALF or BFLOAT16 operands (all of one type) in any strides (and
-// cudnnReduceTensor for FLOAT where A is packed row-major with the reduced dims in one run:
-// see FastReduce): the operands are walked together over the output's dims, simplified as
+// cudnnReduceTensor for A and C of those types, A packed row-major with the reduced dims in
+// at most two runs: see FastReduce): the operands are walked together over the output's dims, simplified as
 // the CUDA kernels do (core::ew_simplify: unit dims dropped, dims ordered by the output's
 // strides, contiguous runs merged), one row of the innermost dim at a time. Rows whose
 // operands step by 1 (or 0: a broadcast value) are loops the compiler vectorises; others
