@@ -1907,10 +1907,11 @@ Status launch_bwd_planes(const core::Handle& h, const core::PoolingBwdProblem& p
 //   store    dx rows in 16-byte groups of 8 from the accumulator (alpha, beta).
 // Bytes: x + dy + dx (+ dx if beta != 0), and the halo rows of neighbouring bands.
 // Opt-in (ODNN_POOL_PLANES16=on; the GPU suite runs it): predicted memory-bound (~55 M warp
-// instructions at 128x256x56x56, about half the DRAM time), it measured 0.251 ms against
-// pool_bwd_pairs' 0.273 at 3x3 but 0.259 against 0.218 at 128x64x112x112 (three bands a
-// plane) and 0.234 against 0.221 at 2x2 (H100, docs/PERFORMANCE.md), so pool_bwd_pairs
-// stays the default until a profile says where the bands' time goes.
+// instructions at 128x256x56x56, about half the DRAM time), it measured 0.256 ms against
+// pool_bwd_pairs' 0.216 at 3x3, 0.266 against 0.191 at 128x64x112x112 (three bands a
+// plane) and 0.212 against 0.183 at 2x2 on the H200, and the same 0.25 ms at 3x3 on an
+// H100 (docs/PERFORMANCE.md): it waits rather than streams, so pool_bwd_pairs stays the
+// default until a profile says where the bands' time goes.
 constexpr int kPlanesG16 = 8;     // 16-bit staging groups: the 8 elements of a 16-byte vector
 constexpr int kPlanes16Pre = 4;   // staging groups a thread prefetches for the next unit
 constexpr int kPlanes16Win = 2;   // window pairs a thread: bands of up to 2 x kThreads pairs
