@@ -1,15 +1,16 @@
 // cudnnTransformTensor (plain copies between layouts), cudnnAddTensor and cudnnOpTensor
-// for FLOAT, HALF or BFLOAT16 operands (all of one type) in any strides (and
-// cudnnReduceTensor for A and C of those types, A packed row-major with the reduced dims in
-// at most two runs: see FastReduce): the operands are walked together over the output's dims, simplified as
-// the CUDA kernels do (core::ew_simplify: unit dims dropped, dims ordered by the output's
-// strides, contiguous runs merged), one row of the innermost dim at a time. Rows whose
-// operands step by 1 (or 0: a broadcast value) are loops the compiler vectorises; others
-// are strided loops. The 16-bit types go through the run helpers of cpu/storage.hpp,
-// kRun elements of a row at a time. Each value is computed in double and rounded once on
-// store (double -> float -> 16 bits for HALF / BFLOAT16), as the reference does, so
-// results are the reference's; beta = 0 never reads the output. Other data types,
-// NCHW_VECT_C and folding / padding transforms are left to the reference.
+// for FLOAT, HALF or BFLOAT16 operands (all of one type) in any strides, and
+// cudnnReduceTensor for A and C of those types where A is packed row-major with the
+// reduced dims in at most two runs (see FastReduce). The operands are walked together
+// over the output's dims, simplified as the CUDA kernels do (core::ew_simplify: unit dims
+// dropped, dims ordered by the output's strides, contiguous runs merged), one row of the
+// innermost dim at a time. Rows whose operands step by 1 (or 0: a broadcast value) are
+// loops the compiler vectorises; others are strided loops. The 16-bit types go through
+// the run helpers of cpu/storage.hpp, kRun elements of a row at a time. Each value is
+// computed in double and rounded once on store (double -> float -> 16 bits for HALF /
+// BFLOAT16), as the reference does, so results are the reference's; beta = 0 never reads
+// the output. Other data types, NCHW_VECT_C and folding / padding transforms are left to
+// the reference.
 #include <omp.h>
 
 #include <algorithm>
@@ -49,7 +50,7 @@ Status check_elementwise(const core::Operand& o, const char* name, const core::O
     return Status::ok();
 }
 
-// Calls f(T{}) for the storage type of `t` (one of check_elementwise's).
+// Calls f(T{}) for the storage type of `t` (one of check_16_or_float's).
 template <class F>
 void with_type(int t, F&& f) {
     switch (t) {

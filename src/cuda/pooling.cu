@@ -1983,7 +1983,8 @@ __global__ void __launch_bounds__(kThreads)
     float* acc = reinterpret_cast<float*>(pool_smem + static_cast<size_t>(t.srows) * t.pitch * 2);
     const uint32_t xg = t.div_xg.d;
     auto plane_x = [&](const Planes16Unit& b) {
-        return reinterpret_cast<const char*>(x + (static_cast<size_t>(b.n) * p.xs[0] + static_cast<size_t>(b.c) * p.xs[1]));
+        return reinterpret_cast<const char*>(x + (static_cast<size_t>(b.n) * p.xs[0] +
+                                                  static_cast<size_t>(b.c) * p.xs[1]));
     };
     // Staging group l of unit b: row l / xg, elements from column (l % xg - 1) * G.
     auto stage_load = [&](const Planes16Unit& b, const char* xp, uint32_t l) {
@@ -2019,7 +2020,8 @@ __global__ void __launch_bounds__(kThreads)
                 const uint32_t l = threadIdx.x + k * kThreads;
                 if (l < nx) xs[l] = pre[k];
             }
-            for (uint32_t l = threadIdx.x + kPlanes16Pre * kThreads; l < nx; l += kThreads) xs[l] = stage_load(b, xp, l);
+            for (uint32_t l = threadIdx.x + kPlanes16Pre * kThreads; l < nx; l += kThreads)
+                xs[l] = stage_load(b, xp, l);
         }
         const uint32_t na = static_cast<uint32_t>(b.rows * t.apitch / 4);
         for (uint32_t l = threadIdx.x; l < na; l += kThreads)
@@ -2085,7 +2087,8 @@ __global__ void __launch_bounds__(kThreads)
             __syncthreads();
         }
         const int dh0 = max(0, b.cr0 * 2 - p.ph), dh1 = min(p.h, b.cr1 * 2 - p.ph);
-        char* op = reinterpret_cast<char*>(dx + (static_cast<size_t>(b.n) * p.zs[0] + static_cast<size_t>(b.c) * p.zs[1]));
+        char* op = reinterpret_cast<char*>(dx + (static_cast<size_t>(b.n) * p.zs[0] +
+                                                 static_cast<size_t>(b.c) * p.zs[1]));
         const uint32_t nd = static_cast<uint32_t>(max(0, dh1 - dh0)) * t.div_ag.d;
         for (uint32_t l = threadIdx.x; l < nd; l += kThreads) {
             const uint32_t r = t.div_ag.div(l), g = l - r * t.div_ag.d;
