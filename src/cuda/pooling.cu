@@ -934,6 +934,29 @@ struct PoolBwdTile {
 
 constexpr uint8_t kNoArg = 255;
 
+// The argmax of two windows of R x S positions at once (the max skipping NaNs and the first
+// position equal to it, per half, window_argmax's rule): pos[] their position pairs, the
+// windows' rows from hs in a plane of h rows, f0 / f1 their first in-range columns (S:
+// none). A window of NaNs (its max equals nothing) gives its first in-range position,
+// kNoArg for none. Returns the two positions packed (low: the first window).
+template <class T, int R, int S>
+__device__ __forceinline__ uint32_t pair_argmax(const uint32_t (&pos)[R * S], int hs, int h, int f0, int f1) {
+    uint32_t m = pos[0];
+#pragma unroll
+    for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, pos[l]);
+    const int r0 = max(0, -hs);
+    const bool rany = r0 < R && hs + r0 < h;
+    const uint32_t first0 = rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg;
+    const uint32_t first1 = rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg;
+    uint32_t apk = first0 | first1 << 16;
+#pragma unroll
+    for (int l = R * S - 1; l >= 0; --l) {
+        const uint32_t eq = eq2_mask<T>(pos[l], m);
+        apk = (apk & ~eq) | (eq & (static_cast<uint32_t>(l) * 0x10001u));
+    }
+    return apk;
+}
+
 __device__ __forceinline__ int floor_div_i(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 template <class T>
@@ -2055,19 +2078,7 @@ __global__ void __launch_bounds__(kThreads)
                 v2[r * S + 1] = window_pos<PAR, 1>(v);
                 if constexpr (S == 3) v2[r * S + 2] = window_pos<PAR, 2>(v);
             }
-            uint32_t m = v2[0];
-#pragma unroll
-            for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, v2[l]);
-            const int r0 = max(0, -hs);
-            const bool rany = r0 < R && hs + r0 < p.h;
-            uint32_t apk = (rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg) |
-                           (rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg) << 16;
-            // A NaN max (only NaNs) equals nothing: the first in-range position stays.
-#pragma unroll
-            for (int l = R * S - 1; l >= 0; --l) {
-                const uint32_t eq = eq2_mask<T>(v2[l], m);
-                apk = (apk & ~eq) | (eq & (static_cast<uint32_t>(l) * 0x10001u));
-            }
+            const uint32_t apk = pair_argmax<T, R, S>(v2, hs, p.h, f0, f1);
             const int a0 = static_cast<int>(apk & 0xffffu), a1 = static_cast<int>(apk >> 16);
             const int rbase = (hs - b.xr0) * t.apitch + ws;
             if (a0 != kNoArg) pos[k][0] = rbase + (a0 / S) * t.apitch + a0 % S;
@@ -2281,21 +2292,7 @@ __global__ void __launch_bounds__(kThreads)
                     pos[r * S + 1] = window_pos<PAR, 1>(v);
                     if constexpr (S == 3) pos[r * S + 2] = window_pos<PAR, 2>(v);
                 }
-                uint32_t m = pos[0];
-#pragma unroll
-                for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, pos[l]);
-                // First in-range position of each window (rows: r0; kNoArg for none).
-                const int r0 = max(0, -hs);
-                const bool rany = r0 < R && hs + r0 < p.h;
-                const uint32_t first0 = rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg;
-                const uint32_t first1 = rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg;
-                apk = first0 | first1 << 16;
-                // A NaN max (only NaNs) equals nothing: the first position stays.
-#pragma unroll
-                for (int l = R * S - 1; l >= 0; --l) {
-                    const uint32_t eq = eq2_mask<T>(pos[l], m);
-                    apk = (apk & ~eq) | (eq & (static_cast<uint32_t>(l) * 0x10001u));
-                }
+                apk = pair_argmax<T, R, S>(pos, hs, p.h, f0, f1);
                 apk = (apk & wok) | (kNone & ~wok);
                 const T* dr = dyp + static_cast<uint32_t>(cr) * p.ys[2];
                 if (wok & 0xffffu) d0 = Io<T>::in(dr[0]);
