@@ -432,6 +432,7 @@ private:
             const T* ag = a + base;
             double acc[kReduceChunk];
             uint32_t best[kReduceChunk];
+            RunBuffer<T, kReduceChunk> buf;
             // Products start at 1 (all zeros give MUL_NO_ZEROS its empty product), sums at 0;
             // MIN / MAX / AMAX start at element 0.
             const bool pick = op == CUDNN_REDUCE_TENSOR_MIN || op == CUDNN_REDUCE_TENSOR_MAX ||
@@ -454,7 +455,8 @@ private:
                         const int64_t k = k1 * len2 + k2;
                         const T* ar = ag + k1 * s_1 + k2 * inner;
                         if (lane_step == 1) {
-                            for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(load(ar[i])), k);
+                            const value_t<T>* r = load_run(ar, n, buf);  // 16-bit: F16C where usable
+                            for (int64_t i = 0; i < n; ++i) step(acc[i], best[i], static_cast<double>(r[i]), k);
                         } else {
                             for (int64_t i = 0; i < n; ++i)
                                 step(acc[i], best[i], static_cast<double>(load(ar[i * lane_step])), k);
