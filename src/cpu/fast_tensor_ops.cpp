@@ -43,7 +43,8 @@ Status check_16_or_float(const core::Operand& o, const char* name) {
     return Status::ok();
 }
 
-// The element-wise paths' rule: check_16_or_float, and of the type of operand `ref_name` (ref).
+// The element-wise paths' rule for an input: check_16_or_float, and of the type of the
+// output `ref_name` (ref, checked by its own check_16_or_float).
 Status check_elementwise(const core::Operand& o, const char* name, const core::Operand& ref, const char* ref_name) {
     ODNN_RETURN_IF_ERROR(check_16_or_float(o, name));
     ODNN_REQUIRE_SUPPORTED(o.dtype == ref.dtype, "%s and %s differ in type", name, ref_name);
@@ -255,8 +256,8 @@ public:
     const char* name() const override { return "fast_transform_tensor"; }
     Status check(const core::TransformTensorProblem& p) const override {
         ODNN_REQUIRE_SUPPORTED(p.map.identity, "a padding or folding transform");
+        ODNN_RETURN_IF_ERROR(check_16_or_float(p.y, "y"));
         ODNN_RETURN_IF_ERROR(check_elementwise(p.x, "x", p.y, "y"));
-        ODNN_RETURN_IF_ERROR(check_elementwise(p.y, "y", p.x, "x"));
         ODNN_REQUIRE_SUPPORTED(core::same_dims(p.x, p.y), "x and y dims differ");
         return Status::ok();
     }
@@ -280,8 +281,8 @@ class FastAdd final : public core::Impl<core::AddTensorProblem> {
 public:
     const char* name() const override { return "fast_add_tensor"; }
     Status check(const core::AddTensorProblem& p) const override {
+        ODNN_RETURN_IF_ERROR(check_16_or_float(p.c, "C"));
         ODNN_RETURN_IF_ERROR(check_elementwise(p.a, "A", p.c, "C"));
-        ODNN_RETURN_IF_ERROR(check_elementwise(p.c, "C", p.a, "A"));
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::AddTensorProblem& p) const override {
@@ -347,8 +348,8 @@ public:
         ODNN_REQUIRE_SUPPORTED(op == CUDNN_OP_TENSOR_ADD || op == CUDNN_OP_TENSOR_MUL || op == CUDNN_OP_TENSOR_MIN ||
                                    op == CUDNN_OP_TENSOR_MAX || op == CUDNN_OP_TENSOR_SQRT || op == CUDNN_OP_TENSOR_NOT,
                                "op %d", op);
+        ODNN_RETURN_IF_ERROR(check_16_or_float(p.c, "C"));
         ODNN_RETURN_IF_ERROR(check_elementwise(p.a, "A", p.c, "C"));
-        ODNN_RETURN_IF_ERROR(check_elementwise(p.c, "C", p.a, "A"));
         if (!p.unary()) ODNN_RETURN_IF_ERROR(check_elementwise(p.b, "B", p.c, "C"));
         return Status::ok();
     }

@@ -2015,15 +2015,18 @@ __global__ void __launch_bounds__(kThreads)
         return planes16_load<T>(xp, p, b.xr0 + static_cast<int>(r), (static_cast<int>(g) - 1) * G, t.vec_x);
     };
     uint4 pre[kPlanes16Pre];
-    auto prefetch = [&](uint32_t u) {
-        const Planes16Unit b = planes16_unit<R>(t, u);
-        const char* xp = plane_x(b);
-        const uint32_t nx = static_cast<uint32_t>(b.rows) * xg;
+    // f(k, l) for this thread's prefetched staging groups l < nx.
+    auto each_pre = [&](uint32_t nx, auto f) {
 #pragma unroll
         for (int k = 0; k < kPlanes16Pre; ++k) {
             const uint32_t l = threadIdx.x + k * kThreads;
-            if (l < nx) pre[k] = stage_load(b, xp, l);
+            if (l < nx) f(k, l);
         }
+    };
+    auto prefetch = [&](uint32_t u) {
+        const Planes16Unit b = planes16_unit<R>(t, u);
+        const char* xp = plane_x(b);
+        each_pre(static_cast<uint32_t>(b.rows) * xg, [&](int k, uint32_t l) { pre[k] = stage_load(b, xp, l); });
     };
     // Thread (rg, pw) takes the window pairs of columns 2 pw, 2 pw + 1, rows o0 + rg + k * nrg.
     const int rg = static_cast<int>(t.div_pw.div(threadIdx.x)), pw = static_cast<int>(threadIdx.x) - rg * t.pairs_w;
@@ -2038,11 +2041,7 @@ __global__ void __launch_bounds__(kThreads)
         {
             const char* xp = plane_x(b);
             const uint32_t nx = static_cast<uint32_t>(b.rows) * xg;
-#pragma unroll
-            for (int k = 0; k < kPlanes16Pre; ++k) {
-                const uint32_t l = threadIdx.x + k * kThreads;
-                if (l < nx) xs[l] = pre[k];
-            }
+            each_pre(nx, [&](int k, uint32_t l) { xs[l] = pre[k]; });
             for (uint32_t l = threadIdx.x + kPlanes16Pre * kThreads; l < nx; l += kThreads)
                 xs[l] = stage_load(b, xp, l);
         }
