@@ -32,9 +32,10 @@
 //   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
 // HALF / BFLOAT16 max with W innermost and even W (3x3 / 2x2 at stride 2) take the pair
 // kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
-// the backward only when NaNs are skipped; pool_bwd_planes16, bands with packed window
-// pairs, opt-in); with C innermost, C a multiple of 8 and NaNs
-// skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
+// the backward only when NaNs are skipped; before it pool_bwd_stream16, whole planes
+// through a cp.async pipeline where rows and dy planes copy in 4-byte words, and
+// pool_bwd_planes16, bands with packed window pairs, opt-in); with C innermost, C a
+// multiple of 8 and NaNs skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
 // cell_gather8); pool_fwd_cols reduces a 16-bit max over channel vectors in packed pairs
 // (PairLanes). The kernels above remain for 1-D and 3-D+,
 // DOUBLE, INT8, average backward and windows over 255 positions.
@@ -57,6 +58,7 @@
 #include "core/elem_access.hpp"
 #include "core/knob.hpp"
 #include "core/pool_problem.hpp"
+#include "cuda/async_copy.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/norm_common.cuh"
 
@@ -626,6 +628,30 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
         return from_h2<T>(__floats2half2_rn(lo, hi));
     else
         return from_h2<T>(__floats2bfloat162_rn(lo, hi));
+}
+// The aligned pair of 16-bit elements at p = alpha * (lo, hi) + beta * p, blend_store's
+// arithmetic element by element (p not read when beta == 0).
+template <class T>
+__device__ __forceinline__ void blend_pair(char* p, float lo, float hi, float alpha, float beta) {
+    float o0 = 0.0f, o1 = 0.0f;
+    if (beta != 0.0f) {
+        const uint32_t u = *reinterpret_cast<const uint32_t*>(p);
+        o0 = lo_f<T>(u);
+        o1 = hi_f<T>(u);
+    }
+    lo = alpha * lo + (beta != 0.0f ? beta * o0 : 0.0f);
+    hi = alpha * hi + (beta != 0.0f ? beta * o1 : 0.0f);
+    *reinterpret_cast<uint32_t*>(p) = pack2<T>(lo, hi);
+}
+// The same for the aligned 4 elements at p (8 bytes), v in order.
+template <class T>
+__device__ __forceinline__ void blend_quad(char* p, float (&v)[4], float alpha, float beta) {
+    uint2 o = make_uint2(0u, 0u);
+    if (beta != 0.0f) o = *reinterpret_cast<const uint2*>(p);
+    const float old[4] = {lo_f<T>(o.x), hi_f<T>(o.x), lo_f<T>(o.y), hi_f<T>(o.y)};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = alpha * v[k] + (beta != 0.0f ? beta * old[k] : 0.0f);
+    *reinterpret_cast<uint2*>(p) = make_uint2(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]));
 }
 // The low (H = 0) or high (H = 1) halves of a and b, as (a.H, b.H): one PRMT.
 template <int H>
@@ -2337,17 +2363,7 @@ __global__ void __launch_bounds__(kThreads)
                                 if (arg[A][slot] == lr * S + lc) acc[dj] += dv[A][slot];
                             }
                         }
-                    char* xp = ob + (static_cast<uint32_t>(ih) * zs2 + dxc[e]);
-                    float o0 = 0.0f, o1 = 0.0f;
-                    if (beta != 0.0f) {
-                        const uint32_t u = ld_u32(xp);
-                        o0 = lo_f<T>(u);
-                        o1 = hi_f<T>(u);
-                    }
-                    // blend_store's arithmetic, element by element.
-                    acc[0] = alpha * acc[0] + (beta != 0.0f ? beta * o0 : 0.0f);
-                    acc[1] = alpha * acc[1] + (beta != 0.0f ? beta * o1 : 0.0f);
-                    *reinterpret_cast<uint32_t*>(xp) = pack2<T>(acc[0], acc[1]);
+                    blend_pair<T>(ob + (static_cast<uint32_t>(ih) * zs2 + dxc[e]), acc[0], acc[1], alpha, beta);
                 }
             }
         }
@@ -2401,6 +2417,282 @@ inline bool pairs_fit(const TensorDesc& t, const void* ptr) {
            t.dims[3] % 2 == 0 && aligned_to(ptr, 4);
 }
 
+// Max backward, HALF / BFLOAT16 skipping NaNs, W innermost, 3x3 / 2x2 at stride 2, whole
+// (H, W) planes through shared memory in a cp.async pipeline (pool_bwd_stream16). The
+// pair and band kernels above wait on their loads: a warp of pool_bwd_pairs holds ~0.5
+// KiB of a row's loads in flight, ~20-35 KiB an SM, about what the H200's bandwidth-delay
+// product asks for (Nsight: 58% of warp cycles on long scoreboard; 56% of copy), and the
+// bands took ~4 us a unit for ~1 us of issue. Here a block's threads copy the x and dy
+// planes of its next kStreamStages - 1 planes (persistent grid, planes blockIdx.x +
+// k * gridDim.x) while it computes the current one: 2 x 8.7 KiB in flight a block at
+// 56x56, bounded by shared memory, not registers. A plane:
+//   stage    x rows at a pitch with NaN rows above and below and NaN columns left and
+//            right (written once, never copied over: windows need no bounds arithmetic),
+//            dy as its contiguous plane;
+//   windows  two adjacent window columns a thread in one packed chain (pool_bwd_pairs'
+//            column pairs and pair_argmax), each window's record (its dy's 16 bits over
+//            its argmax position, kNoArg for none) into a table with a border of kNoArg
+//            records;
+//   gather   a thread takes a cell row (dx rows 2 ci - ph, + 1) of two aligned dx column
+//            pairs: the six records of the windows that cover them, each element adding
+//            the dy of the windows whose argmax it is in output order (cell_gather's
+//            rule; pool_bwd_pairs' slots), one 8-byte store a dx row where dx rows are
+//            8-byte aligned, else two 4-byte ones (blend_quad / blend_pair: alpha, beta).
+// Two barriers a plane; a block has as many threads as do each phase in even rounds (up
+// to kStreamMaxThreads; 416 at 56x56). Needs x rows in whole 4-byte copies (W even, row and plane
+// strides and the pointer aligned), each dy plane contiguous in whole 4-byte copies, dx in
+// aligned pairs (pairs_fit). Bytes: x + dy + dx (+ dx if beta != 0).
+// Ceilings at 128x256x56x56 bf16: 462 MB -> 0.110 ms at 4.2 TB/s (the bench's 2x + 2y:
+// 111% of copy); SASS: ~100 instructions a window pair, ~110 a gather item (two column
+// pairs, 8 dx), ~3 K warp instructions a plane, ~100 M -> ~0.095 ms at one a cycle a
+// scheduler. Predicted ~0.13-0.14 ms; measured 0.216 ms on the H200 (pool_bwd_pairs
+// 0.227) and 0.242 ms on the H100 (0.273), faster than the pairs at every measured
+// 16-bit shape but one (docs/PERFORMANCE.md). Nsight (H200): DRAM 44%, SM 77%, a third of
+// warp cycles at the barriers: issue- and barrier-bound, not waiting on memory (four
+// stages measured no faster).
+constexpr int kStreamStages = 3;
+constexpr size_t kStreamSmem = 200 * 1024;  // a block's stages and records at most
+constexpr int kStreamMaxThreads = 512;
+
+struct PoolBwdStream {
+    Pool2d p;
+    uint32_t planes;           // N * C
+    int xchunk, dchunk;        // copy sizes: 16, 8 or 4 bytes
+    int pitch, top, left;      // staged x: row pitch in elements, NaN rows above, NaN columns left
+    int srows;                 // staged x rows, borders included
+    uint32_t doff, stage;      // dy's byte offset in a stage (16-aligned), a stage's bytes
+    uint32_t dbytes, xcopies;  // a dy plane's bytes; x copies a plane (H x copies a row)
+    int rpitch;                // record row pitch: a border record left and right
+    int pairs_w, wp, items_w;  // window pairs a window row; dx column pairs a row; gather items a cell row
+    int hp;                    // pad / 2: cell column wq + hp holds dx columns 2 wq, 2 wq + 1 (PAR 0)
+    bool dx8;                  // dx rows in aligned 8-byte groups: one store a gather item's row
+    uint32_t npairs, nitems;   // window pairs, gather items (cell rows x items_w) a plane
+    FastDiv div_c, div_pairs, div_items, div_xrow;  // div_xrow: x copies a row
+};
+
+// n copies of C bytes from src (rows of per_row.d copies, spitch bytes apart) to the
+// shared-memory address dst (rows dpitch bytes apart), spread over the block's threads.
+template <int C>
+__device__ __forceinline__ void stream_rows(uint32_t dst, uint32_t dpitch, const char* src, uint32_t spitch,
+                                            uint32_t n, const FastDiv& per_row) {
+    for (uint32_t l = threadIdx.x; l < n; l += blockDim.x) {
+        const uint32_t r = per_row.div(l), k = (l - r * per_row.d) * C;
+        cp_async<C>(dst + r * dpitch + k, src + r * spitch + k);
+    }
+}
+// bytes from src to the shared-memory address dst in copies of C bytes.
+template <int C>
+__device__ __forceinline__ void stream_flat(uint32_t dst, const char* src, uint32_t bytes) {
+    for (uint32_t o = threadIdx.x * C; o < bytes; o += blockDim.x * C) cp_async<C>(dst + o, src + o);
+}
+// f(std::integral_constant<int, c>) for c = 16, 8 or 4.
+template <class F>
+__device__ __forceinline__ void with_chunk(int c, F&& f) {
+    if (c == 16)
+        f(std::integral_constant<int, 16>{});
+    else if (c == 8)
+        f(std::integral_constant<int, 8>{});
+    else
+        f(std::integral_constant<int, 4>{});
+}
+
+template <class T, int R, int S, int PAR>
+__global__ void __launch_bounds__(kStreamMaxThreads)
+    pool_bwd_stream16(PoolBwdStream t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                      float alpha, float beta) {
+    constexpr int NP = ColPairs<S, PAR>::NP;
+    constexpr uint32_t kNan = Half2Of<T>::kNan;
+    extern __shared__ __align__(16) unsigned char pool_smem[];
+    const Pool2d& p = t.p;
+    uint32_t* rec = reinterpret_cast<uint32_t*>(pool_smem + kStreamStages * t.stage);  // [OH + 2][rpitch]
+    {
+        // NaN over every stage's staged x (the borders stay), kNoArg over the records (the
+        // border stays; the inside is written every plane), before any copy lands.
+        const uint32_t xw = static_cast<uint32_t>(t.srows * t.pitch / 2);
+        for (uint32_t l = threadIdx.x; l < kStreamStages * xw; l += blockDim.x) {
+            const uint32_t s = l / xw;
+            reinterpret_cast<uint32_t*>(pool_smem + s * t.stage)[l - s * xw] = kNan;
+        }
+        const uint32_t nrec = static_cast<uint32_t>((p.oh + 2) * t.rpitch);
+        for (uint32_t l = threadIdx.x; l < nrec; l += blockDim.x) rec[l] = kNoArg;
+        __syncthreads();
+    }
+    const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(pool_smem));
+    const uint32_t xpitch = static_cast<uint32_t>(t.pitch) * 2u;  // staged row, bytes
+    // Copies plane q's x and dy into stage s (none past the last plane), one commit group.
+    auto issue = [&](uint32_t q, int s) {
+        if (q < t.planes) {
+            const uint32_t n = t.div_c.div(q), c = q - n * t.div_c.d;
+            const size_t n64 = n, c64 = c;
+            const char* xp = reinterpret_cast<const char*>(x + (n64 * p.xs[0] + c64 * p.xs[1]));
+            const char* dp = reinterpret_cast<const char*>(dy + (n64 * p.ys[0] + c64 * p.ys[1]));
+            const uint32_t st = sbase + static_cast<uint32_t>(s) * t.stage;
+            const uint32_t x0 = st + static_cast<uint32_t>(t.top) * xpitch + static_cast<uint32_t>(t.left) * 2u;
+            with_chunk(t.xchunk, [&](auto c) {
+                stream_rows<decltype(c)::value>(x0, xpitch, xp, p.xs[2] * 2u, t.xcopies, t.div_xrow);
+            });
+            with_chunk(t.dchunk, [&](auto c) { stream_flat<decltype(c)::value>(st + t.doff, dp, t.dbytes); });
+        }
+        cp_async_commit();
+    };
+#pragma unroll
+    for (int s = 0; s < kStreamStages - 1; ++s) issue(blockIdx.x + s * gridDim.x, s);
+    int s = 0;
+    for (uint32_t q = blockIdx.x; q < t.planes; q += gridDim.x) {
+        cp_async_wait<kStreamStages - 2>();  // this thread's copies of plane q
+        __syncthreads();                     // everyone's; and the stage of plane q - grid is free
+        issue(q + (kStreamStages - 1) * gridDim.x, s == 0 ? kStreamStages - 1 : s - 1);
+        const char* xb = reinterpret_cast<const char*>(pool_smem) + static_cast<uint32_t>(s) * t.stage;
+        const uint16_t* ds = reinterpret_cast<const uint16_t*>(xb + t.doff);
+        for (uint32_t l = threadIdx.x; l < t.npairs; l += blockDim.x) {
+            const int i = static_cast<int>(t.div_pairs.div(l)), w0 = 2 * (static_cast<int>(l) - i * t.pairs_w);
+            const int hs = i * 2 - p.ph, ws = w0 * 2 - p.pw;
+            // Row 0 of the windows, from the column pair holding column ws - PAR.
+            const char* xr = xb + (static_cast<uint32_t>(hs + t.top) * xpitch +
+                                   static_cast<uint32_t>(ws - PAR + t.left) * 2u);
+            const int s0 = max(0, -ws), s1 = max(0, -(ws + 2));
+            const int f0 = s0 < S && ws + s0 < p.w ? s0 : S, f1 = s1 < S && ws + 2 + s1 < p.w ? s1 : S;
+            uint32_t pos[R * S];
+#pragma unroll
+            for (int r = 0; r < R; ++r, xr += xpitch) {
+                uint32_t v[NP];
+#pragma unroll
+                for (int k = 0; k < NP; ++k) v[k] = ld_u32(xr + 4 * k);
+                pos[r * S + 0] = window_pos<PAR, 0>(v);
+                pos[r * S + 1] = window_pos<PAR, 1>(v);
+                if constexpr (S == 3) pos[r * S + 2] = window_pos<PAR, 2>(v);
+            }
+            const uint32_t apk = pair_argmax<T, R, S>(pos, hs, p.h, f0, f1);
+            const uint16_t* dr = ds + i * p.ow + w0;
+            uint32_t* rr = rec + (i + 1) * t.rpitch + w0 + 1;
+            rr[0] = static_cast<uint32_t>(dr[0]) << 16 | (apk & 0xffffu);
+            if (w0 + 1 < p.ow) rr[1] = static_cast<uint32_t>(dr[1]) << 16 | apk >> 16;
+        }
+        __syncthreads();
+        const uint32_t n = t.div_c.div(q), c = q - n * t.div_c.d;
+        char* ob = reinterpret_cast<char*>(dx + (static_cast<size_t>(n) * p.zs[0] + static_cast<size_t>(c) * p.zs[1]));
+        const uint32_t zs2 = p.zs[2] * 2u;
+        for (uint32_t l = threadIdx.x; l < t.nitems; l += blockDim.x) {
+            const int ci = static_cast<int>(t.div_items.div(l)), wq0 = 2 * (static_cast<int>(l) - ci * t.items_w);
+            // Column 2 wq + e lies in cell column wq + hp + (e + PAR) / 2 (hp = pad / 2) at
+            // parity (e + PAR) & 1. Windows (ci - 1 + A, wq0 + hp - 1 + PAR + B) in g[A][B]:
+            // rows ci - 1, ci; the window columns left of and at the cells of pairs wq0, wq0 + 1.
+            const uint32_t* rr = rec + ci * t.rpitch + wq0 + t.hp + PAR;
+            const uint32_t g[2][3] = {{rr[0], rr[1], rr[2]}, {rr[t.rpitch], rr[t.rpitch + 1], rr[t.rpitch + 2]}};
+            const int pairs = min(2, t.wp - wq0);
+#pragma unroll
+            for (int a = 0; a < 2; ++a) {
+                const int ih = ci * 2 - p.ph + a;
+                if (ih < 0 || ih >= p.h) continue;
+                char* orow = ob + (static_cast<uint32_t>(ih) * zs2 + static_cast<uint32_t>(wq0) * 4u);
+                float acc[4];  // columns 2 wq0 + 2 k + e
+#pragma unroll
+                for (int k = 0; k < 2; ++k)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const int b = (e + PAR) & 1, cc = (e + PAR) >> 1;
+                        acc[2 * k + e] = 0.0f;
+#pragma unroll
+                        for (int dr = 1; dr >= 0; --dr)
+#pragma unroll
+                            for (int dc = 1; dc >= 0; --dc) {
+                                const int r = 2 * dr + a, sc = 2 * dc + b;
+                                if (r >= R || sc >= S) continue;
+                                const uint32_t w = g[1 - dr][k + 1 - PAR + cc - dc];
+                                if ((w & 0xffffu) == static_cast<uint32_t>(r * S + sc)) acc[2 * k + e] += hi_f<T>(w);
+                            }
+                    }
+                // One 8-byte store a row where dx rows allow (a warp's stores then fill
+                // whole sectors; two 4-byte stores 8 bytes apart cost L2 twice: Nsight, H100).
+                if (t.dx8 && pairs == 2) {
+                    blend_quad<T>(orow, acc, alpha, beta);
+                } else {
+                    blend_pair<T>(orow, acc[0], acc[1], alpha, beta);
+                    if (pairs == 2) blend_pair<T>(orow + 4, acc[2], acc[3], alpha, beta);
+                }
+            }
+        }
+        s = s == kStreamStages - 1 ? 0 : s + 1;
+    }
+}
+
+// The largest copy (16, 8 or 4 bytes) that tiles runs of `run` 16-bit elements of t
+// starting at every (n, c) and, with rows, every h (W stride 1); 0 for none.
+inline int stream_chunk(const TensorDesc& t, const void* ptr, int64_t run, bool rows) {
+    if (t.strides[3] != 1) return 0;
+    for (int c = 16; c >= 4; c /= 2)
+        if ((run * 2) % c == 0 && (!rows || (t.strides[2] * 2) % c == 0) && (t.strides[1] * 2) % c == 0 &&
+            (t.strides[0] * 2) % c == 0 && aligned_to(ptr, static_cast<size_t>(c)))
+            return c;
+    return 0;
+}
+
+// pool_bwd_stream16 launched for the problem (*taken), or not taken: NaN propagation, odd
+// W, rows or dy planes not in whole 4-byte copies, dx not in aligned pairs, or planes too
+// large for the stages.
+template <class T, int R, int S>
+Status bwd_stream16(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, bool* taken) {
+    *taken = false;
+    if (p.prop || p.w % 2 || p.oh < 1 || p.ow < 1 || !pairs_fit(pb.dx, pb.dx_data)) return Status::ok();
+    PoolBwdStream t;
+    t.p = p;
+    t.xchunk = stream_chunk(pb.x, pb.x_data, p.w, true);
+    // dy: one contiguous run a plane, copied whole.
+    t.dchunk = pb.dy.strides[2] == p.ow ? stream_chunk(pb.dy, pb.dy_data, int64_t{p.oh} * p.ow, false) : 0;
+    const int par = p.pw % 2, np = par ? ColPairs<S, 1>::NP : ColPairs<S, 0>::NP;
+    t.left = t.xchunk / 2;  // keeps staged rows aligned to the copies
+    if (t.xchunk == 0 || t.dchunk == 0 || p.pw + par > t.left) return Status::ok();
+    t.pairs_w = (p.ow + 1) / 2;
+    // The last pair reads columns up to 4 (pairs_w - 1) - pw - PAR + 2 NP - 1; its rows up
+    // to 2 (OH - 1) - ph + R - 1.
+    const int right = std::max(0, 4 * (t.pairs_w - 1) - p.pw - par + 2 * np - p.w);
+    t.pitch = t.left + p.w + (right + t.left - 1) / t.left * t.left;
+    t.top = p.ph;
+    t.srows = t.top + p.h + std::max(0, 2 * (p.oh - 1) - p.ph + R - p.h);
+    t.dbytes = static_cast<uint32_t>(p.oh * p.ow * 2);
+    t.doff = static_cast<uint32_t>(t.srows * t.pitch * 2 + 15) / 16u * 16u;
+    t.stage = (t.doff + t.dbytes + 15u) / 16u * 16u;
+    t.rpitch = std::max(p.ow, p.w / 2) + 3;
+    const size_t smem = kStreamStages * static_cast<size_t>(t.stage) + static_cast<size_t>(p.oh + 2) * t.rpitch * 4;
+    if (smem > kStreamSmem || static_cast<int64_t>(p.n) * p.c >= (int64_t{1} << 31)) return Status::ok();
+    *taken = true;
+    t.planes = static_cast<uint32_t>(p.n) * static_cast<uint32_t>(p.c);
+    if (t.planes == 0) return Status::ok();
+    t.wp = p.w / 2;
+    t.hp = p.pw / 2;
+    t.xcopies = static_cast<uint32_t>(p.h * (p.w * 2 / t.xchunk));
+    t.npairs = static_cast<uint32_t>(p.oh * t.pairs_w);
+    t.items_w = (t.wp + 1) / 2;
+    t.dx8 = pb.dx.strides[0] % 4 == 0 && pb.dx.strides[1] % 4 == 0 && pb.dx.strides[2] % 4 == 0 &&
+            aligned_to(pb.dx_data, 8);
+    t.nitems = static_cast<uint32_t>(((p.h - 1 + p.ph) / 2 + 1) * t.items_w);
+    t.div_c = FastDiv(static_cast<uint32_t>(p.c));
+    t.div_pairs = FastDiv(static_cast<uint32_t>(t.pairs_w));
+    t.div_items = FastDiv(static_cast<uint32_t>(t.items_w));
+    t.div_xrow = FastDiv(static_cast<uint32_t>(p.w * 2 / t.xchunk));
+    // Threads: both phases in the fewest rounds, evenly (each round ends at a barrier, so
+    // a round of a few busy warps costs a full one: 256 threads over 392 window pairs and
+    // 406 gather items at 56x56 left a third of warp cycles at barriers; Nsight, H200).
+    const uint32_t work = std::max(t.npairs, t.nitems);
+    const uint32_t rounds = (work + kStreamMaxThreads - 1) / kStreamMaxThreads;
+    const int threads = static_cast<int>(std::max<uint32_t>(128, ((work + rounds - 1) / rounds + 31) / 32 * 32));
+    auto launch = [&](auto kernel) -> Status {
+        if (smem > 48 * 1024)
+            ODNN_RETURN_IF_ERROR(cuda_status(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+                "cudaFuncSetAttribute"));
+        int per_sm = 0;
+        ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+                                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+        const uint32_t grid = std::min<uint32_t>(t.planes, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
+        kernel<<<grid, threads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data),
+                                                   static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
+                                                   static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
+        return launched("cuda_pooling_bwd");
+    };
+    return par ? launch(pool_bwd_stream16<T, R, S, 1>) : launch(pool_bwd_stream16<T, R, S, 0>);
+}
+
 template <class T, int R, int S, int SH, int SW>
 Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
     // 16 bytes of FLOAT; HALF / BFLOAT16: 16 bytes packed when NaNs are skipped, else 8 (the
@@ -2415,11 +2707,17 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
             size_t smem = 0;
             if (plan_bwd_planes<R, S>(pb, p, &t, &smem)) return launch_bwd_planes<R, S>(h, pb, t, smem);
         } else {
-            // 16-bit, NaNs skipped: two window columns a lane (pool_bwd_pairs); the
-            // shared-memory bands with packed window pairs (pool_bwd_planes16) opt-in.
+            // 16-bit, NaNs skipped: whole planes streamed through shared memory
+            // (pool_bwd_stream16; ODNN_POOL_STREAM16=off skips it), else two window
+            // columns a lane (pool_bwd_pairs); the shared-memory bands with packed window
+            // pairs (pool_bwd_planes16) opt-in, before both.
+            bool taken = false;
             if (core::knob_is("ODNN_POOL_PLANES16", "on")) {
-                bool taken = false;
                 const Status st = bwd_planes16<T, R, S>(h, pb, p, &taken);
+                if (taken) return st;
+            }
+            if (!core::knob_is("ODNN_POOL_STREAM16", "off")) {
+                const Status st = bwd_stream16<T, R, S>(h, pb, p, &taken);
                 if (taken) return st;
             }
             if (!p.prop && pairs_fit(pb.x, pb.x_data) && pairs_fit(pb.dx, pb.dx_data))

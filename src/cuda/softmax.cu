@@ -38,6 +38,7 @@
 #include <type_traits>
 
 #include "core/activation_softmax.hpp"
+#include "cuda/async_copy.cuh"
 #include "cuda/ew_common.cuh"
 
 namespace odnn::cuda {
@@ -854,11 +855,6 @@ __global__ void __launch_bounds__(WARPS * 32, kColRegBwdBlocks)
 // across warps and the outputs are those of softmax_bwd_col_reg (the same results).
 // Needs inner even and 4-byte aligned pointers (col_pairs). Bytes: y + dy + dx (+ dx if
 // beta != 0).
-__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
 template <class T, int CPT, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32)  // 48 registers: two blocks an SM (three spilled)
     softmax_bwd_col_async(const T* y, const T* dy, T* dx, int L, int64_t inner, float alpha, float beta, bool log_mode) {
