@@ -29,32 +29,51 @@ ODNN_HD void philox_mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) 
     *lo = static_cast<uint32_t>(p);
 }
 
-// Philox4x32 with 10 rounds: counter (c0..c3), key (k0, k1) -> four random words.
-ODNN_HD void philox4x32_10(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
-    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+// Philox4x32 with 10 rounds on L counters at once, in place: c[word][lane] holds counter
+// word 0..3 of each lane and becomes its four random words; key (k0, k1). The lanes are
+// independent (the CPU fast path draws 8 blocks a call in loops the compiler vectorises).
+template <int L>
+ODNN_HD void philox4x32_10_lanes(uint32_t (&c)[4][L], uint32_t k0, uint32_t k1) {
     for (int r = 0; r < 10; ++r) {
         if (r > 0) {
             k0 += 0x9E3779B9u;
             k1 += 0xBB67AE85u;
         }
-        uint32_t hi0, lo0, hi1, lo1;
-        philox_mulhilo(0xD2511F53u, c0, &hi0, &lo0);
-        philox_mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
+        for (int l = 0; l < L; ++l) {
+            uint32_t hi0, lo0, hi1, lo1;
+            philox_mulhilo(0xD2511F53u, c[0][l], &hi0, &lo0);
+            philox_mulhilo(0xCD9E8D57u, c[2][l], &hi1, &lo1);
+            const uint32_t c1 = c[1][l], c3 = c[3][l];
+            c[0][l] = hi1 ^ c1 ^ k0;
+            c[1][l] = lo1;
+            c[2][l] = hi0 ^ c3 ^ k1;
+            c[3][l] = lo0;
+        }
     }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
+}
+
+// The counter of block `block`: its 64 bits and a fixed tag.
+template <int L>
+ODNN_HD void dropout_counter(uint64_t block, int l, uint32_t (&c)[4][L]) {
+    c[0][l] = static_cast<uint32_t>(block);
+    c[1][l] = static_cast<uint32_t>(block >> 32);
+    c[2][l] = 0x6f646e6eu;
+    c[3][l] = 0u;
 }
 
 // The four random words of block `block` for `seed`.
 ODNN_HD void dropout_block(uint64_t seed, uint64_t block, uint32_t out[4]) {
-    const uint32_t ctr[4] = {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0x6f646e6eu, 0u};
-    philox4x32_10(ctr, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), out);
+    uint32_t c[4][1];
+    dropout_counter<1>(block, 0, c);
+    philox4x32_10_lanes<1>(c, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    for (int w = 0; w < 4; ++w) out[w] = c[w][0];
+}
+
+// The words of blocks block0 .. block0 + L - 1 for `seed`: c[word][lane].
+template <int L>
+ODNN_HD void dropout_blocks(uint64_t seed, uint64_t block0, uint32_t (&c)[4][L]) {
+    for (int l = 0; l < L; ++l) dropout_counter<L>(block0 + static_cast<uint64_t>(l), l, c);
+    philox4x32_10_lanes<L>(c, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
 ODNN_HD uint64_t dropout_first_block(uint64_t offset) { return (offset + 3) / 4; }

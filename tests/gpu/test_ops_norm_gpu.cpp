@@ -207,7 +207,7 @@ TEST_P(GpuDropout, BitIdenticalToCpu) {
         EXPECT_TRUE(on_gpu.reserve_runs[r] == on_cpu.reserve_runs[r]) << "mask of call " << r;
         EXPECT_TRUE(on_gpu.y_runs[r] == on_cpu.y_runs[r]) << "y of call " << r;
     }
-    EXPECT_TRUE(on_gpu.dx->buf == on_cpu.dx->buf) << "dx";
+    EXPECT_TRUE(on_gpu.grad().buf == on_cpu.grad().buf) << "dx";
     EXPECT_EQ(on_gpu.offset_after, on_cpu.offset_after);
 }
 

@@ -3,7 +3,8 @@
 // from the case's seed, so the CPU tests and the GPU comparison share them.
 //
 // Case keys (besides dt, layout, n c [d] h w):
-//   drop     p (probability), seed, reps (forward calls in a row)
+//   drop     p (probability), seed, reps (forward calls in a row), inplace (1: y is x and
+//            dx is dy; one call)
 //   lrn      ln la lb lk (lrnN, alpha, beta, k), alpha beta (scaling)
 //   divnorm  as lrn, means (0: NULL means), dmeans (0: NULL dMeans)
 //   stf      hi wi (input size; h w are the output's), theta (identity | random), alpha beta
@@ -49,6 +50,10 @@ struct DropData {
     std::vector<std::vector<unsigned char>> y_runs, reserve_runs;  // per forward call
     size_t states_bytes = 0, reserve_bytes = 0;
     uint64_t offset_after = 0;
+    bool inplace = false;
+    std::vector<double> x0, dy0;  // x and dy before the calls
+    Tensor& out() { return inplace ? *x : *y; }
+    Tensor& grad() { return inplace ? *dy : *dx; }
 };
 
 inline void drop_setup(DropData& d, const Case& c) {
@@ -67,6 +72,10 @@ inline void drop_setup(DropData& d, const Case& c) {
     d.dy->fill_uniform(rng, 0.5, 2.0);
     d.dx = Tensor::make(d.dt, c.dims(), layout, c.seed() >> 7);
     d.dx->poison();
+    d.inplace = c.geti("inplace", 0) != 0;
+    ASSERT_TRUE(!d.inplace || d.reps == 1) << "inplace takes one forward call";
+    d.x0 = d.x->values();
+    d.dy0 = d.dy->values();
 }
 
 inline void drop_run(DropData& d, cudnnHandle_t h, Memory& mem) {
@@ -79,16 +88,16 @@ inline void drop_run(DropData& d, cudnnHandle_t h, Memory& mem) {
     ASSERT_OK(cudnnCreateDropoutDescriptor(&dd));
     ASSERT_OK(cudnnSetDropoutDescriptor(dd, h, d.p, mem.ptr(*d.states), d.states_bytes, d.seed));
     for (int r = 0; r < d.reps; ++r) {
-        ASSERT_OK(cudnnDropoutForward(h, dd, d.x->desc, mem.ptr(*d.x), d.y->desc, mem.ptr(*d.y), mem.ptr(*d.reserve),
-                                      d.reserve_bytes));
-        mem.pull(*d.y);
+        ASSERT_OK(cudnnDropoutForward(h, dd, d.x->desc, mem.ptr(*d.x), d.out().desc, mem.ptr(d.out()),
+                                      mem.ptr(*d.reserve), d.reserve_bytes));
+        mem.pull(d.out());
         mem.pull(*d.reserve);
-        d.y_runs.push_back(d.y->buf);
+        d.y_runs.push_back(d.out().buf);
         d.reserve_runs.push_back(d.reserve->buf);
     }
-    ASSERT_OK(cudnnDropoutBackward(h, dd, d.dy->desc, mem.ptr(*d.dy), d.dx->desc, mem.ptr(*d.dx), mem.ptr(*d.reserve),
-                                   d.reserve_bytes));
-    mem.pull(*d.dx);
+    ASSERT_OK(cudnnDropoutBackward(h, dd, d.dy->desc, mem.ptr(*d.dy), d.grad().desc, mem.ptr(d.grad()),
+                                   mem.ptr(*d.reserve), d.reserve_bytes));
+    mem.pull(d.grad());
     mem.pull(*d.states);
     std::memcpy(&d.offset_after, d.states->buf.data() + 24, 8);  // DropoutStates::offset
     cudnnDestroyDropoutDescriptor(dd);

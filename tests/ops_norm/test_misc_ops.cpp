@@ -43,7 +43,7 @@ TEST_P(DropCases, MaskIsTheDocumentedGenerator) {
     const int64_t quads = (n + 3) / 4;
     EXPECT_EQ(d.reserve_bytes, static_cast<size_t>((n + 31) / 32 * 4));
     uint64_t offset = 0;
-    const std::vector<double> x = d.x->values();
+    const std::vector<double>& x = d.x0;
     int64_t kept_total = 0;
     std::vector<bool> last_mask;
     for (int r = 0; r < d.reps; ++r) {
@@ -59,18 +59,19 @@ TEST_P(DropCases, MaskIsTheDocumentedGenerator) {
         std::vector<uint32_t> got(words.size());
         std::memcpy(got.data(), d.reserve_runs[r].data(), got.size() * 4);
         EXPECT_EQ(got, words) << "mask of call " << r;
-        d.y->buf = d.y_runs[r];
+        Tensor& y = d.out();
+        y.buf = d.y_runs[r];
         for (int64_t i = 0; i < n; ++i) {
             const double want = mask[i] ? quantize(d.dt, x[i] * static_cast<double>(scale)) : 0.0;
-            ASSERT_EQ(d.y->get(i), want) << "call " << r << " element " << i;
+            ASSERT_EQ(y.get(i), want) << "call " << r << " element " << i;
         }
         if (!keep_all) offset = 4 * (start + quads);
         last_mask = mask;
     }
     EXPECT_EQ(d.offset_after, offset);
-    const std::vector<double> dy = d.dy->values();
+    const std::vector<double>& dy = d.dy0;
     for (int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(d.dx->get(i), last_mask[i] ? quantize(d.dt, dy[i] * static_cast<double>(scale)) : 0.0) << "dx element " << i;
+        ASSERT_EQ(d.grad().get(i), last_mask[i] ? quantize(d.dt, dy[i] * static_cast<double>(scale)) : 0.0) << "dx element " << i;
     // The fraction kept: within 5 standard deviations of 1 - p.
     const double total = static_cast<double>(n) * d.reps;
     const double q = keep_all ? 1.0 : drop_all ? 0.0 : 1.0 - d.p;
