@@ -4,9 +4,11 @@
 // y = x * scale rounded once), so y, the reserve space and the states' offset are the
 // reference's bit for bit. The elements are cut into chunks of whole 32-bit mask words,
 // split over threads; a forward chunk draws its Philox blocks eight at a time
-// (core::dropout_blocks, lanes the compiler vectorises) into its mask words, then both
-// directions walk the chunk by rows of the dims x and y step through alike (NCHW packed:
-// one row, a unit-stride loop) and scale the kept elements. The product x * scale is
+// (core::dropout_blocks) into its mask words, then both directions scale the kept
+// elements: by rows of the dims x and y step through alike (NCHW packed: one row, whole
+// mask words in a loop that vectorises), or, for x and y dense alike but not in logical
+// order (NHWC), in memory order with every mask word drawn first. A dropped element is
+// cleared by masking its bits (kept), not by a branch. The product x * scale is
 // taken in value_t<T> (float for FLOAT / HALF / BFLOAT16): the float product rounded to
 // nearest is the double product rounded to float, the reference's first rounding.
 // Operands that overlap without being the same view are left to the reference.
@@ -15,9 +17,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "core/dropout_problem.hpp"
 #include "core/impl_registry.hpp"
+#include "cpu/dense_layout.hpp"
 #include "cpu/storage.hpp"
 
 namespace odnn::cpu {
@@ -94,6 +99,18 @@ constexpr uint32_t kBit[32] = {1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4, 
                                1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23,
                                1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
 
+// v where keep is 1, +0 where it is 0, without a branch (the bits are random: a branch
+// mispredicts every other element) and without a multiply (NaN * 0 is NaN).
+template <class V>
+inline V kept(V v, uint32_t keep) {
+    using U = std::conditional_t<sizeof(V) == 4, uint32_t, uint64_t>;
+    U u;
+    std::memcpy(&u, &v, sizeof(u));
+    u &= U(0) - U(keep);
+    std::memcpy(&v, &u, sizeof(u));
+    return v;
+}
+
 // y[i] = mask bit i ? x[i] * scale : 0 for the logical elements [a, b).
 template <class T>
 void apply(const T* x, T* y, const Rows& rows, int64_t a, int64_t b, const uint32_t* mask, value_t<T> scale) {
@@ -114,7 +131,7 @@ void apply(const T* x, T* y, const Rows& rows, int64_t a, int64_t b, const uint3
                 V* yv = output_run(yr + k0, m, false, yb);
                 const int64_t base = i + k0;
                 int64_t k = 0;
-                for (; k < m && ((base + k) & 31) != 0; ++k) yv[k] = keep(base + k) ? xv[k] * scale : V(0);
+                for (; k < m && ((base + k) & 31) != 0; ++k) yv[k] = kept(xv[k] * scale, keep(base + k));
                 // Whole mask words: each bit tested against a constant (vectorises).
                 for (; k + 32 <= m; k += 32) {
                     const uint32_t w = mask[(base + k) >> 5];
@@ -123,14 +140,82 @@ void apply(const T* x, T* y, const Rows& rows, int64_t a, int64_t b, const uint3
                         yv[k + j] = (w & kBit[j]) != 0 ? v : V(0);
                     }
                 }
-                for (; k < m; ++k) yv[k] = keep(base + k) ? xv[k] * scale : V(0);
+                for (; k < m; ++k) yv[k] = kept(xv[k] * scale, keep(base + k));
                 store_run(yv, yr + k0, m);
             }
         } else {
             for (int64_t k = 0; k < len; ++k)
-                yr[k * rows.wy] = store<T>(keep(i + k) ? static_cast<double>(load(xr[k * rows.wx]) * scale) : 0.0);
+                yr[k * rows.wy] = store<T>(static_cast<double>(kept(load(xr[k * rows.wx]) * scale, keep(i + k))));
         }
         i += len;
+    }
+}
+
+// x and y densely packed with the same strides but not in logical order (NHWC): memory
+// order walked dim by dim (decreasing stride), each dim with its logical row-major stride,
+// so a memory run of the innermost dim reads its mask bits L apart.
+struct MemWalk {
+    int nd = 0;
+    int64_t ext[core::kDimMax] = {}, lg[core::kDimMax] = {};
+};
+
+bool mem_walk_of(const core::TensorDesc& x, const core::TensorDesc& y, MemWalk* w) {
+    if (!dense_strides(x.nb_dims, x.dims, x.strides) ||
+        !same_strides(x.nb_dims, x.dims, x.strides, y.nb_dims, y.dims, y.strides))
+        return false;
+    int64_t lg[core::kDimMax], s = 1;
+    for (int d = x.nb_dims - 1; d >= 0; --d) {
+        lg[d] = s;
+        s *= x.dims[d];
+    }
+    int order[core::kDimMax], k = 0;
+    for (int d = 0; d < x.nb_dims; ++d)
+        if (x.dims[d] > 1) order[k++] = d;
+    for (int a = 1; a < k; ++a)  // by decreasing stride (a handful of dims)
+        for (int b = a; b > 0 && x.strides[order[b]] > x.strides[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);
+    w->nd = k;
+    for (int j = 0; j < k; ++j) {
+        w->ext[j] = x.dims[order[j]];
+        w->lg[j] = lg[order[j]];
+    }
+    if (k == 0) {  // one element
+        w->nd = 1;
+        w->ext[0] = w->lg[0] = 1;
+    }
+    return true;
+}
+
+// y = mask ? x * scale : 0 at the memory offsets [o0, o1) of a MemWalk.
+template <class T>
+void apply_mem(const T* x, T* y, const MemWalk& w, int64_t o0, int64_t o1, const uint32_t* mask, value_t<T> scale) {
+    using V = value_t<T>;
+    int64_t coord[core::kDimMax], i = 0, r = o0;
+    for (int d = w.nd - 1; d >= 0; --d) {
+        coord[d] = r % w.ext[d];
+        r /= w.ext[d];
+        i += coord[d] * w.lg[d];
+    }
+    const int in = w.nd - 1;
+    const int64_t step = w.lg[in];
+    for (int64_t o = o0; o < o1;) {
+        const int64_t len = std::min(w.ext[in] - coord[in], o1 - o);
+        for (int64_t k0 = 0; k0 < len; k0 += kRun) {
+            const int64_t m = std::min(kRun, len - k0);
+            RunBuffer<T, kRun> xb, yb;
+            const V* xv = load_run(x + o + k0, m, xb);
+            V* yv = output_run(y + o + k0, m, false, yb);
+            int64_t li = i + k0 * step;
+            for (int64_t k = 0; k < m; ++k, li += step) yv[k] = kept(xv[k] * scale, (mask[li >> 5] >> (li & 31)) & 1u);
+            store_run(yv, y + o + k0, m);
+        }
+        o += len;
+        i += len * step;
+        coord[in] += len;
+        for (int d = in; d > 0 && coord[d] == w.ext[d]; --d) {  // carry
+            i += w.lg[d - 1] - coord[d] * w.lg[d];
+            coord[d] = 0;
+            ++coord[d - 1];
+        }
     }
 }
 
@@ -145,18 +230,31 @@ void run(const core::DropoutProblem& p) {
     core::DropoutStates* st = static_cast<core::DropoutStates*>(p.states);
     const uint64_t seed = st ? st->seed : 0;
     const uint64_t start = st ? core::dropout_first_block(st->offset) : 0;
-#pragma omp parallel for schedule(static) if (n > kParallelMin)
-    for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t a = c * kChunk, b = std::min(n, a + kChunk);
-        if (!p.backward) {
-            for (int64_t wd = a / 32; wd < (b + 31) / 32; ++wd) {
-                uint32_t bits = p.keep_all ? ~0u : p.drop_all ? 0u : draw_word(seed, start, wd, p.threshold);
-                const int64_t left = n - 32 * wd;  // elements of this word inside x
-                if (left < 32) bits &= (1u << left) - 1u;
-                p.reserve[wd] = bits;
-            }
+    // The mask words of the logical elements [a, b) (forward).
+    auto draw = [&](int64_t a, int64_t b) {
+        for (int64_t wd = a / 32; wd < (b + 31) / 32; ++wd) {
+            uint32_t bits = p.keep_all ? ~0u : p.drop_all ? 0u : draw_word(seed, start, wd, p.threshold);
+            const int64_t left = n - 32 * wd;  // elements of this word inside x
+            if (left < 32) bits &= (1u << left) - 1u;
+            p.reserve[wd] = bits;
         }
-        apply(x, y, rows, a, b, p.reserve, scale);
+    };
+    MemWalk mw;
+    if (!(rows.wx == 1 && rows.wy == 1) && mem_walk_of(p.x, p.y, &mw)) {
+        // Memory order: every mask word first, then the runs.
+        if (!p.backward) {
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+            for (int64_t c = 0; c < chunks; ++c) draw(c * kChunk, std::min(n, (c + 1) * kChunk));
+        }
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+        for (int64_t c = 0; c < chunks; ++c) apply_mem(x, y, mw, c * kChunk, std::min(n, (c + 1) * kChunk), p.reserve, scale);
+    } else {
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+        for (int64_t c = 0; c < chunks; ++c) {
+            const int64_t a = c * kChunk, b = std::min(n, a + kChunk);
+            if (!p.backward) draw(a, b);
+            apply(x, y, rows, a, b, p.reserve, scale);
+        }
     }
     if (!p.backward && st && !p.keep_all) st->offset = 4 * (start + static_cast<uint64_t>((n + 3) / 4));
 }
