@@ -1,5 +1,5 @@
 // Runners of the element-wise and normalization problems (act, softmax, pool, bn,
-// optensor, bias, lrn, dropout, reduce, transform, scale, set): descriptors and data in
+// optensor, bias, lrn, dropout, stf, reduce, transform, scale, set): descriptors and data in
 // the library, launch, read back.
 #include <cstring>
 #include <functional>
@@ -379,6 +379,43 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         bool good = false;
         r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
         if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "stf") {
+        // The sampler over x, its output the size of x, on the grid of an affine theta near
+        // the identity (a slight rotation, scale and shift) generated once, untimed.
+        yd = xd;
+        const size_t ngrid = static_cast<size_t>(s.dims[0]) * s.dims[2] * s.dims[3] * 2;
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* dx = run.buffer(n, t, 4, &err);
+        Buffer* grid = run.buffer(ngrid, t, 5, &err);
+        Buffer* dgrid = run.buffer(ngrid, t, 6, &err);
+        if (!x || !y || !dy || !dx || !grid || !dgrid) { r.error = err; return r; }
+        std::vector<double> th;
+        for (int i = 0; i < s.dims[0]; ++i) th.insert(th.end(), {0.9, 0.1, 0.05, -0.1, 0.9, -0.05});
+        const auto theta_host = from_double(th, t);
+        run.buffers.emplace_back();
+        Buffer* theta = &run.buffers.back();
+        if (!alloc(theta, theta_host.size(), lib.on_gpu(), &err)) { r.error = err; return r; }
+        upload(theta, theta_host.data(), theta_host.size());
+        cudnnSpatialTransformerDescriptor_t st;
+        BENCH_CALL(lib, cudnnCreateSpatialTransformerDescriptor, &st);
+        struct Guard { CudnnLib& l; cudnnSpatialTransformerDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroySpatialTransformerDescriptor, d); } } g{lib, st};
+        BENCH_TRY("spatial transformer descriptor", BENCH_CALL(lib, cudnnSetSpatialTransformerNdDescriptor, st, CUDNN_SAMPLER_BILINEAR, t.data, 4, s.dims));
+        if (!ok(BENCH_CALL(lib, cudnnSpatialTfGridGeneratorForward, lib.handle(), st, theta->ptr, grid->ptr))) {
+            r.error = status_text(lib, "grid generator", last);
+            return r;
+        }
+        if (p.dir == "fwd") {
+            out = y;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfSamplerForward, lib.handle(), st, one, xd, x->ptr, grid->ptr, zero, yd, y->ptr)); };
+        } else {
+            out = dx;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfSamplerBackward, lib.handle(), st, one, xd, x->ptr, zero, xd, dx->ptr, one, yd, dy->ptr, grid->ptr, zero, dgrid->ptr)); };
+        }
+        if (!launch()) { r.error = status_text(lib, "spatial transformer sampler", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "reduce") {
         int cdims[5];
         reduce_dims(p, s, cdims);
@@ -463,6 +500,10 @@ double op_bytes(const Problem& p) {
     if (p.op == "optensor") return p.word("op", "add") == "sqrt" || p.word("op", "add") == "not" ? 2 * tensor : 3 * tensor;
     if (p.op == "lrn") return p.dir == "fwd" ? 2 * tensor : 4 * tensor;      // bwd: y, dy, x -> dx
     if (p.op == "dropout") return 2 * tensor + static_cast<double>(count(s.nb, s.dims)) / 8;  // + the mask bits
+    if (p.op == "stf") {  // fwd: x, grid -> y; bwd: x, dy, grid -> dx, dgrid
+        const double grid = static_cast<double>(s.dims[0]) * s.dims[2] * s.dims[3] * 2 * dtype_of(p.dt).bytes;
+        return p.dir == "fwd" ? 2 * tensor + grid : 3 * tensor + 2 * grid;
+    }
     if (p.op == "scale") return 2 * tensor;
     if (p.op == "set") return tensor;
     if (p.op == "transform") return tensor + static_cast<double>(count(s.nb, s.dims)) * dtype_of(p.word("ydt", p.dt)).bytes;

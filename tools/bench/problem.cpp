@@ -46,6 +46,7 @@ const std::map<std::string, OpSpec>& op_specs() {
         lrn_ints.insert("size");
         m["lrn"] = {{"fwd", "bwd"}, {}, lrn_ints, {"alpha", "beta", "k"}, {}};
         m["dropout"] = {{"fwd", "bwd"}, {}, shape, {"p"}, {}};
+        m["stf"] = {{"fwd", "bwd"}, {}, shape, {}, {}};
         std::set<std::string> reduce_ints = shape;
         for (const char* k : {"on", "oc", "od", "oh", "ow", "indices"}) reduce_ints.insert(k);
         m["reduce"] = {{""}, {{"op", {"add", "mul", "min", "max", "amax", "avg", "norm1", "norm2", "mul_nz"}}}, reduce_ints, {}, {}};
@@ -108,6 +109,11 @@ bool check_op_values(const Problem& p, std::string* error) {
         const long long n = p.get("size", 5);
         if (n < 1 || n > 16) {
             *error = "lrn: size=" + std::to_string(n) + " is outside [1, 16]";
+            return false;
+        }
+    } else if (p.op == "stf") {
+        if (p.v.count("d")) {
+            *error = "stf: the spatial transformer is 4-D (no d=)";
             return false;
         }
     } else if (p.op == "dropout") {
