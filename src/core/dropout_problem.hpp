@@ -31,7 +31,7 @@ ODNN_HD void philox_mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) 
 
 // Philox4x32 with 10 rounds on L counters at once, in place: c[word][lane] holds counter
 // word 0..3 of each lane and becomes its four random words; key (k0, k1). The lanes are
-// independent (the CPU fast path draws 8 blocks a call in loops the compiler vectorises).
+// independent chains (the CPU fast path draws 8 blocks a call: the core overlaps them).
 template <int L>
 ODNN_HD void philox4x32_10_lanes(uint32_t (&c)[4][L], uint32_t k0, uint32_t k1) {
     for (int r = 0; r < 10; ++r) {
