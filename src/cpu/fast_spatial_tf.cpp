@@ -3,7 +3,8 @@
 // the reference's arithmetic (core/spatial_tf_problem.hpp, src/cpu/ref/ref_spatial_tf.cpp)
 // term for term and in the same order, so the results are the reference's, but typed,
 // plane by plane and over threads. Each output position's corners (weights, offsets,
-// whether inside the image) are found once, not once a channel; then
+// whether inside the image) are found once, not once a channel, for a batch of images
+// at a time (at most 64 MiB of corners); then
 //   forward  threads take (n, c) planes: the plane staged dense in value_t<T> (16-bit
 //            types converted once, not four times an output), y from four corners;
 //   dx       threads take (n, c) planes: the plane's contributions gathered into a double
@@ -51,17 +52,24 @@ struct Corners {
     bool any = false;
 };
 
-// The corners of every output position (n, h, w), row-major.
-std::vector<Corners> corners_of(const core::SpatialTfSamplerProblem& p, const Dims& d) {
-    const int64_t npos = d.N * d.Ho * d.Wo;
+// Images [n0, n0 + nb): the corners are held for a batch of images at a time (at most
+// kCornerBytes, one image at least), not for the whole call.
+struct Batch {
+    int64_t n0, nb;
+};
+constexpr int64_t kCornerBytes = int64_t{64} << 20;
+
+// The corners of every output position (n, h, w) of the batch, row-major.
+std::vector<Corners> corners_of(const core::SpatialTfSamplerProblem& p, const Dims& d, const Batch& bt) {
+    const int64_t npos = bt.nb * d.Ho * d.Wo, first = bt.n0 * d.Ho * d.Wo;
     std::vector<Corners> cs(static_cast<size_t>(npos));
     const int gdt = static_cast<int>(p.grid_dtype);
 #pragma omp parallel for schedule(static) if (npos > kParallelMin)
     for (int64_t k = 0; k < npos; ++k) {
         core::Bilinear b{};
         Corners& c = cs[static_cast<size_t>(k)];
-        c.any = core::tf_bilinear(core::load_elem(p.grid, 2 * k, gdt), core::load_elem(p.grid, 2 * k + 1, gdt), d.Hi,
-                                  d.Wi, &b);
+        const int64_t g = 2 * (first + k);
+        c.any = core::tf_bilinear(core::load_elem(p.grid, g, gdt), core::load_elem(p.grid, g + 1, gdt), d.Hi, d.Wi, &b);
         if (!c.any) continue;
         c.wx1 = b.wx1;
         c.wy1 = b.wy1;
@@ -107,19 +115,19 @@ double sample(const Corners& cr, const V* plane) {
 bool plane_fits(const Dims& d) { return d.Hi * d.Wi < (int64_t{1} << 31); }
 
 template <class T>
-void forward(const core::SpatialTfSamplerProblem& p, const Dims& d, const std::vector<Corners>& cs) {
+void forward(const core::SpatialTfSamplerProblem& p, const Dims& d, const Batch& bt, const std::vector<Corners>& cs) {
     T* y = static_cast<T*>(p.y_data);
-    const int64_t planes = d.N * d.C;
+    const int64_t planes = bt.nb * d.C;
     const double alpha = p.out.alpha, beta = p.out.beta;
 #pragma omp parallel if (planes * d.Ho * d.Wo > kParallelMin)
     {
         std::vector<value_t<T>> buf(static_cast<size_t>(d.Hi * d.Wi));
 #pragma omp for schedule(static)
         for (int64_t nc = 0; nc < planes; ++nc) {
-            const int64_t n = nc / d.C, c = nc - n * d.C;
+            const int64_t b = nc / d.C, c = nc - b * d.C, n = bt.n0 + b;
             stage_plane<T>(p, d, n, c, buf.data());
             T* yp = y + n * p.y.strides[0] + c * p.y.strides[1];
-            const Corners* cr = cs.data() + n * d.Ho * d.Wo;
+            const Corners* cr = cs.data() + b * d.Ho * d.Wo;
             for (int64_t h = 0; h < d.Ho; ++h)
                 for (int64_t w = 0; w < d.Wo; ++w, ++cr) {
                     const double v = cr->any ? sample(*cr, buf.data()) : 0.0;
@@ -131,20 +139,21 @@ void forward(const core::SpatialTfSamplerProblem& p, const Dims& d, const std::v
 }
 
 template <class T>
-void backward_dx(const core::SpatialTfSamplerProblem& p, const Dims& d, const std::vector<Corners>& cs) {
+void backward_dx(const core::SpatialTfSamplerProblem& p, const Dims& d, const Batch& bt,
+                 const std::vector<Corners>& cs) {
     const T* dy = static_cast<const T*>(p.dy_data);
     T* dx = static_cast<T*>(p.dx_data);
-    const int64_t planes = d.N * d.C;
+    const int64_t planes = bt.nb * d.C;
     const double alpha = p.out.alpha, beta = p.out.beta;
 #pragma omp parallel if (planes * d.Ho * d.Wo > kParallelMin)
     {
         std::vector<double> acc(static_cast<size_t>(d.Hi * d.Wi));
 #pragma omp for schedule(static)
         for (int64_t nc = 0; nc < planes; ++nc) {
-            const int64_t n = nc / d.C, c = nc - n * d.C;
+            const int64_t b = nc / d.C, c = nc - b * d.C, n = bt.n0 + b;
             std::fill(acc.begin(), acc.end(), 0.0);
             const T* dyp = dy + n * p.y.strides[0] + c * p.y.strides[1];
-            const Corners* cr = cs.data() + n * d.Ho * d.Wo;
+            const Corners* cr = cs.data() + b * d.Ho * d.Wo;
             for (int64_t h = 0; h < d.Ho; ++h)
                 for (int64_t w = 0; w < d.Wo; ++w, ++cr) {
                     if (!cr->any) continue;
@@ -163,18 +172,19 @@ void backward_dx(const core::SpatialTfSamplerProblem& p, const Dims& d, const st
 }
 
 template <class T>
-void backward_dgrid(const core::SpatialTfSamplerProblem& p, const Dims& d, const std::vector<Corners>& cs) {
+void backward_dgrid(const core::SpatialTfSamplerProblem& p, const Dims& d, const Batch& bt,
+                    const std::vector<Corners>& cs) {
     const T* x = static_cast<const T*>(p.x_data);
     const T* dy = static_cast<const T*>(p.dy_data);
     const int gdt = static_cast<int>(p.grid_dtype);
-    const int64_t rows = d.N * d.Ho;
+    const int64_t rows = bt.nb * d.Ho;
 #pragma omp parallel if (rows * d.Wo * d.C > kParallelMin)
     {
         std::vector<double> dg(static_cast<size_t>(2 * d.Wo));
 #pragma omp for schedule(static)
-        for (int64_t nh = 0; nh < rows; ++nh) {
-            const int64_t n = nh / d.Ho, h = nh - n * d.Ho;
-            const Corners* row = cs.data() + nh * d.Wo;
+        for (int64_t bh = 0; bh < rows; ++bh) {
+            const int64_t b = bh / d.Ho, h = bh - b * d.Ho, n = bt.n0 + b, nh = n * d.Ho + h;
+            const Corners* row = cs.data() + bh * d.Wo;
             std::fill(dg.begin(), dg.end(), 0.0);
             // Channel by channel over the row (each position's sum still in channel order):
             // a channel's reads stay in two rows of its plane.
@@ -218,16 +228,21 @@ public:
     }
     Status execute(const core::Handle&, const core::SpatialTfSamplerProblem& p) const override {
         const Dims d = dims_of(p);
-        const std::vector<Corners> cs = corners_of(p, d);
-        with_storage(p.x.dtype, [&](auto tag) {
-            using T = decltype(tag);
-            if (!p.backward) {
-                forward<T>(p, d, cs);
-            } else {
-                backward_dx<T>(p, d, cs);
-                backward_dgrid<T>(p, d, cs);
-            }
-        });
+        const int64_t per_image = d.Ho * d.Wo * static_cast<int64_t>(sizeof(Corners));
+        const int64_t nb = std::max<int64_t>(1, kCornerBytes / std::max<int64_t>(per_image, 1));
+        for (int64_t n0 = 0; n0 < d.N; n0 += nb) {
+            const Batch bt{n0, std::min(nb, d.N - n0)};
+            const std::vector<Corners> cs = corners_of(p, d, bt);
+            with_storage(p.x.dtype, [&](auto tag) {
+                using T = decltype(tag);
+                if (!p.backward) {
+                    forward<T>(p, d, bt, cs);
+                } else {
+                    backward_dx<T>(p, d, bt, cs);
+                    backward_dgrid<T>(p, d, bt, cs);
+                }
+            });
+        }
         return Status::ok();
     }
 };
