@@ -1,5 +1,6 @@
 // Layout predicates shared by the CPU fast paths: which strided views are one dense
-// block of memory, and whether two views walk their elements in the same order.
+// block of memory, whether two views walk their elements in the same order, and whether
+// two operands' bytes overlap.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,15 @@ inline bool same_strides(int nb_a, const int64_t* da, const int64_t* sa, int nb_
     for (int d = 0; d < nb_a; ++d)
         if (da[d] != db[d] || (da[d] > 1 && sa[d] != sb[d])) return false;
     return true;
+}
+
+// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte (false when
+// either pointer is null): an output written over an input other than element by element
+// in place is left to the reference, which copies its inputs first.
+inline bool spans_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+    if (!a || !b) return false;
+    const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return pa < pb + static_cast<uintptr_t>(b_bytes) && pb < pa + static_cast<uintptr_t>(a_bytes);
 }
 
 }  // namespace odnn::cpu

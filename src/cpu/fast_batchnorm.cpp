@@ -71,12 +71,8 @@ template <class T>
 using param_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // Data buffers of one view (`bytes` long) either are the same buffer or do not overlap.
-bool apart_or_same(const void* a, const void* b, int64_t bytes_) {
-    if (a == b) return true;
-    const char* pa = static_cast<const char*>(a);
-    const char* pb = static_cast<const char*>(b);
-    const size_t bytes = static_cast<size_t>(bytes_);
-    return pa + bytes <= pb || pb + bytes <= pa;
+bool apart_or_same(const void* a, const void* b, int64_t bytes) {
+    return a == b || !spans_overlap(a, bytes, b, bytes);
 }
 
 Status check_common(const core::NormCommon& k, const core::TensorDesc& x) {

@@ -261,11 +261,8 @@ void run(const core::DropoutProblem& p) {
 
 // Whether the bytes of x and y overlap.
 bool overlap(const core::DropoutProblem& p) {
-    const size_t e = static_cast<size_t>(core::dtype_bits(p.x.dtype) / 8);
-    const auto xa = reinterpret_cast<uintptr_t>(p.x_data), ya = reinterpret_cast<uintptr_t>(p.y_data);
-    const uintptr_t xe = xa + static_cast<uintptr_t>(p.x.span_elements()) * e;
-    const uintptr_t ye = ya + static_cast<uintptr_t>(p.y.span_elements()) * e;
-    return xa < ye && ya < xe;
+    const int64_t e = core::dtype_bits(p.x.dtype) / 8;
+    return spans_overlap(p.x_data, p.x.span_elements() * e, p.y_data, p.y.span_elements() * e);
 }
 
 bool same_view(const core::DropoutProblem& p) {
@@ -279,9 +276,12 @@ class FastDropout final : public core::Impl<core::DropoutProblem> {
 public:
     const char* name() const override { return "fast_dropout"; }
     Status check(const core::DropoutProblem& p) const override {
-        ODNN_RETURN_IF_ERROR(check_storage(p.y.dtype, "y", p.x.dtype, "x"));
-        ODNN_REQUIRE_SUPPORTED(p.x.vect_count == 1 && p.y.vect_count == 1, "vectorized layouts");
-        ODNN_REQUIRE_SUPPORTED(same_view(p) || !overlap(p), "x and y overlap without being the same view");
+        const char* xn = p.backward ? "dy" : "x";
+        const char* yn = p.backward ? "dx" : "y";
+        ODNN_RETURN_IF_ERROR(check_storage(p.y.dtype, yn, p.x.dtype, xn));
+        ODNN_REQUIRE_SUPPORTED(p.x.vect_count == 1, "%s is vectorized (%d channels a vector)", xn, p.x.vect_count);
+        ODNN_REQUIRE_SUPPORTED(p.y.vect_count == 1, "%s is vectorized (%d channels a vector)", yn, p.y.vect_count);
+        ODNN_REQUIRE_SUPPORTED(same_view(p) || !overlap(p), "%s overlaps %s without being the same view", yn, xn);
         return Status::ok();
     }
     Status execute(const core::Handle&, const core::DropoutProblem& p) const override {

@@ -14,6 +14,7 @@
 #include "core/blend.hpp"
 #include "core/impl_registry.hpp"
 #include "core/pool_problem.hpp"
+#include "cpu/dense_layout.hpp"
 
 namespace odnn::cpu {
 
@@ -44,14 +45,11 @@ bool ncs_view(const core::TensorDesc& t, NcsView* v) {
 
 constexpr int64_t kParallelMin = int64_t{1} << 14;
 
-// Whether the bytes of two views overlap (the output written over an input: the
+// Whether the bytes of two FLOAT views overlap (the output written over an input: the
 // reference copies its inputs first, so it serves that case).
 bool overlaps(const void* a, const core::TensorDesc& ta, const void* b, const core::TensorDesc& tb) {
-    if (!a || !b) return false;
-    const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-    const uintptr_t ea = pa + static_cast<uintptr_t>(ta.span_elements()) * sizeof(float);
-    const uintptr_t eb = pb + static_cast<uintptr_t>(tb.span_elements()) * sizeof(float);
-    return pa < eb && pb < ea;
+    constexpr int64_t e = sizeof(float);
+    return spans_overlap(a, ta.span_elements() * e, b, tb.span_elements() * e);
 }
 
 class FastLrn final : public core::Impl<core::LrnProblem> {

@@ -630,7 +630,9 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
         return from_h2<T>(__floats2bfloat162_rn(lo, hi));
 }
 // The aligned pair of 16-bit elements at p = alpha * (lo, hi) + beta * p, blend_store's
-// arithmetic element by element (p not read when beta == 0).
+// arithmetic element by element (p not read when beta == 0), the pair rounded by one
+// packed conversion. (blend_store<T, 2> / <T, 4> compute the same values with per-element
+// conversions and a different instruction mix; the pair kernels were measured with these.)
 template <class T>
 __device__ __forceinline__ void blend_pair(char* p, float lo, float hi, float alpha, float beta) {
     float o0 = 0.0f, o1 = 0.0f;
