@@ -1890,26 +1890,8 @@ int resident_knob() {
 // carveout preferred (else the driver may keep one block an SM). Read once.
 template <class T, int V, bool kBwd, bool kPlain>
 size_t resident_max_smem() {
-    static const size_t max_dyn = [] {
-        auto fn = resident_nchw<T, V, kBwd, kPlain>;
-        cudaFuncAttributes at{};
-        int dev = 0, optin = 0;
-        if (cudaFuncGetAttributes(&at, fn) != cudaSuccess || at.binaryVersion < 90 || cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-            optin <= static_cast<int>(at.sharedSizeBytes)) {
-            cudaGetLastError();
-            return size_t{0};
-        }
-        const int dyn = optin - static_cast<int>(at.sharedSizeBytes);
-        if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn) != cudaSuccess ||
-            cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-            cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared) !=
-                cudaSuccess) {
-            cudaGetLastError();
-            return size_t{0};
-        }
-        return static_cast<size_t>(dyn);
-    }();
+    static const size_t max_dyn =
+        sm90_dyn_smem(reinterpret_cast<const void*>(resident_nchw<T, V, kBwd, kPlain>), /*clusters=*/true);
     return max_dyn;
 }
 

@@ -45,6 +45,32 @@ inline int sm_count() {
     return n;
 }
 
+// The dynamic shared memory a kernel built with sm_90 code may take on the current device
+// (the opt-in limit less its static shared memory), granted, with the largest shared-memory
+// carveout preferred (else the driver may keep one block an SM) and, with `clusters`,
+// non-portable cluster sizes allowed; 0 when the device runs older code or an attribute
+// is refused. For kernels that need sm_90 (bulk copies, clusters): callers hold the result
+// in a static, one per instance.
+inline size_t sm90_dyn_smem(const void* fn, bool clusters) {
+    cudaFuncAttributes at{};
+    int dev = 0, optin = 0;
+    if (cudaFuncGetAttributes(&at, fn) != cudaSuccess || at.binaryVersion < 90 || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        optin <= static_cast<int>(at.sharedSizeBytes)) {
+        cudaGetLastError();
+        return 0;
+    }
+    const int dyn = optin - static_cast<int>(at.sharedSizeBytes);
+    if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn) != cudaSuccess ||
+        (clusters && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
+        cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared) !=
+            cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return static_cast<size_t>(dyn);
+}
+
 #define ODNN_GRID_STRIDE_LOOP(i, n)                                                  \
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)

@@ -61,6 +61,7 @@
 #include "cuda/async_copy.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/norm_common.cuh"
+#include "cuda/sm90_async.cuh"
 
 namespace odnn::cuda {
 
@@ -967,22 +968,28 @@ constexpr uint8_t kNoArg = 255;
 // windows' rows from hs in a plane of h rows, f0 / f1 their first in-range columns (S:
 // none). A window of NaNs (its max equals nothing) gives its first in-range position,
 // kNoArg for none. Returns the two positions packed (low: the first window).
+// The same chain with the windows' first in-range positions given (apk0, packed as the
+// result): pool_bwd_walk16 knows them without the bounds arithmetic below.
 template <class T, int R, int S>
-__device__ __forceinline__ uint32_t pair_argmax(const uint32_t (&pos)[R * S], int hs, int h, int f0, int f1) {
+__device__ __forceinline__ uint32_t pair_argmax_from(const uint32_t (&pos)[R * S], uint32_t apk0) {
     uint32_t m = pos[0];
 #pragma unroll
     for (int l = 1; l < R * S; ++l) m = max2<T, false>(m, pos[l]);
-    const int r0 = max(0, -hs);
-    const bool rany = r0 < R && hs + r0 < h;
-    const uint32_t first0 = rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg;
-    const uint32_t first1 = rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg;
-    uint32_t apk = first0 | first1 << 16;
+    uint32_t apk = apk0;
 #pragma unroll
     for (int l = R * S - 1; l >= 0; --l) {
         const uint32_t eq = eq2_mask<T>(pos[l], m);
         apk = (apk & ~eq) | (eq & (static_cast<uint32_t>(l) * 0x10001u));
     }
     return apk;
+}
+template <class T, int R, int S>
+__device__ __forceinline__ uint32_t pair_argmax(const uint32_t (&pos)[R * S], int hs, int h, int f0, int f1) {
+    const int r0 = max(0, -hs);
+    const bool rany = r0 < R && hs + r0 < h;
+    const uint32_t first0 = rany && f0 < S ? static_cast<uint32_t>(r0 * S + f0) : kNoArg;
+    const uint32_t first1 = rany && f1 < S ? static_cast<uint32_t>(r0 * S + f1) : kNoArg;
+    return pair_argmax_from<T, R, S>(pos, first0 | first1 << 16);
 }
 
 __device__ __forceinline__ int floor_div_i(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -2695,6 +2702,322 @@ Status bwd_stream16(const core::Handle& h, const core::PoolingBwdProblem& pb, co
     return par ? launch(pool_bwd_stream16<T, R, S, 1>) : launch(pool_bwd_stream16<T, R, S, 0>);
 }
 
+// Max backward, HALF / BFLOAT16 skipping NaNs, W innermost, 3x3 at pad 1 and 2x2 at pad 0,
+// stride 2, rows of at most 128 columns (pool_bwd_walk16, sm_90). pool_bwd_stream16 spends
+// most of its instructions on what is not the pooling: its cp.async copies take ~20
+// instructions a 16-byte piece, and each window's record goes to a table and is gathered
+// back (~130 instructions a gather item), two barriers a plane. Here:
+//   copies   bulk copies (the copy engine does them: one instruction a plane where rows are
+//            contiguous, else one a row) of a batch of P planes into a stage in shared
+//            memory: x rows at pitch W between NaN rows written once, the dy plane whole.
+//            `stages` batches in flight a block, each stage on its own transaction barrier.
+//   windows  lane j of a group of G lanes takes window columns 2 j and 2 j + 1 (one packed
+//            chain, pair_argmax_from) and walks down their rows, the next row's loads
+//            issued before the current row's chain; the window rows of a plane are cut
+//            into V segments of `rps` rows, one group each. The x row two window rows
+//            share (3x3) stays in registers. Windows need no bounds arithmetic: rows out
+//            of range are NaN rows, lane 0's column left of the row (pad 1) is OR'ed to
+//            NaN, and a window's first in-range position is known per lane and row.
+//   dx       the lane owns dx columns 4 j .. 4 j + 3 and adds, in registers and in output
+//            order (cell_gather's rule), the dy of each window whose argmax the element is:
+//            its own two windows and, for 3x3, the next lane's left window (argmax and dy
+//            in one word by a shuffle). A dx row complete after window row i leaves in one
+//            8-byte store (blend_quad) or two 4-byte ones; the row shared with window row
+//            i + 1 is carried. A segment after the first recomputes the window row above
+//            it for that row (one row of work more a segment).
+// One block barrier a stage (its buffers then free for the next copies). Needs x rows in
+// whole 16-byte pieces (W % 8 == 0, strides and pointer 16-byte aligned), dy planes
+// contiguous in 16-byte pieces, OW = W / 2 (so every window lies within the row but for
+// the pad), dx in aligned pairs. Bytes: x + dy + dx (+ dx if beta != 0).
+// Ceilings at 128x256x56x56 bf16: 462 MB -> 0.110 ms at 4.2 TB/s (H200); 80% of copy under
+// the bench's 2x + 2y is 0.153 ms. Instructions (SASS): ~150 a window pair and row with
+// its stores, the copies ~0; 64 threads a plane for 8 rows (7 and the recomputed one) ->
+// ~2.4 K warp instructions a plane, ~78 M in all, ~0.08 ms of issue at one a cycle a
+// scheduler (pool_bwd_stream16: 3-5 K a plane). Measured in docs/PERFORMANCE.md.
+constexpr int kWalkMaxStages = 4;
+constexpr int kWalkMaxThreads = 512;
+constexpr uint32_t kWalkGap = 16;  // NaN bytes before a plane's first staged row (lane 0's left word)
+
+struct PoolBwdWalk {
+    Pool2d p;
+    uint32_t planes, batches;  // N * C; batches of P planes
+    int P, V, lg, rps;         // planes a batch, segments a plane, lanes a group (1 << lg), window rows a segment
+    int stages;                // batches in flight a block
+    bool whole;                // x planes contiguous: one copy a plane
+    uint32_t pbytes, doff;     // a plane's region in a stage (gap, x rows, dy); dy's offset in it
+    uint32_t dbytes;           // a dy plane
+    int wq;                    // lanes that own dx and windows: W / 4
+    bool dx8;                  // dx rows in aligned 8-byte groups
+    FastDiv div_c;
+};
+
+template <class T, int R, int S>
+__global__ void __launch_bounds__(kWalkMaxThreads)
+    pool_bwd_walk16(PoolBwdWalk t, const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                    float alpha, float beta) {
+#if ODNN_SM90
+    constexpr int PAR = S == 3 ? 1 : 0;  // 3x3 at pad 1 (windows from an odd column), 2x2 at pad 0
+    constexpr int NP = ColPairs<S, PAR>::NP;
+    constexpr int R0 = R == 3 ? 1 : 0;  // rows a window row loads from R0 on (3x3: row 0 carried)
+    constexpr uint32_t kNan = Half2Of<T>::kNan;
+    extern __shared__ __align__(128) unsigned char walk_smem[];
+    __shared__ uint64_t full[kWalkMaxStages];
+    const Pool2d& p = t.p;
+    const uint32_t sbytes = static_cast<uint32_t>(t.P) * t.pbytes;  // a stage
+    {
+        // NaN over every stage (the gaps and border rows stay; rows and dy planes are
+        // copied over), ordered before the copies (mbar_init_fence: the async proxy).
+        const uint32_t words = static_cast<uint32_t>(t.stages) * sbytes / 4u;
+        for (uint32_t l = threadIdx.x; l < words; l += blockDim.x) reinterpret_cast<uint32_t*>(walk_smem)[l] = kNan;
+        if (threadIdx.x == 0)
+            for (int s = 0; s < t.stages; ++s) sm90::mbar_init(&full[s], 1);
+        sm90::mbar_init_fence();
+        __syncthreads();
+    }
+    const uint32_t pitch2 = static_cast<uint32_t>(p.w) * 2u;  // a staged row, bytes
+    const uint32_t xplane = static_cast<uint32_t>(p.h) * pitch2;
+    const uint32_t xrow0 = kWalkGap + static_cast<uint32_t>(p.ph) * pitch2;  // x row 0 in a plane's region
+    // Warp 0 copies batch b into stage s: its planes' x (one copy a plane, or a row) and dy.
+    auto issue = [&](uint32_t b, int s) {
+        if (b >= t.batches) return;
+        const uint32_t q0 = b * static_cast<uint32_t>(t.P);
+        const uint32_t np = min(static_cast<uint32_t>(t.P), t.planes - q0);
+        const uint32_t per = t.whole ? 2u : static_cast<uint32_t>(p.h) + 1u;  // copies a plane, dy last
+        if (threadIdx.x == 0) sm90::mbar_arrive_expect(&full[s], np * (xplane + t.dbytes));
+        __syncwarp();
+        unsigned char* st = walk_smem + static_cast<uint32_t>(s) * sbytes;
+        for (uint32_t l = threadIdx.x; l < np * per; l += 32) {
+            const uint32_t pp = l / per, r = l - pp * per, q = q0 + pp;
+            const uint32_t n = t.div_c.div(q), c = q - n * t.div_c.d;
+            unsigned char* dst = st + pp * t.pbytes;
+            if (r + 1 < per)
+                sm90::bulk_load(dst + xrow0 + r * pitch2,
+                                x + (size_t{n} * p.xs[0] + size_t{c} * p.xs[1] + size_t{r} * p.xs[2]),
+                                t.whole ? xplane : pitch2, &full[s]);
+            else
+                sm90::bulk_load(dst + t.doff, dy + (size_t{n} * p.ys[0] + size_t{c} * p.ys[1]), t.dbytes, &full[s]);
+        }
+    };
+    if (threadIdx.x < 32)
+        for (int s = 0; s < t.stages; ++s) issue(blockIdx.x + static_cast<uint32_t>(s) * gridDim.x, s);
+
+    // This thread: group g (plane slot pp, segment v), lane j.
+    const int G = 1 << t.lg, j = static_cast<int>(threadIdx.x) & (G - 1), g = static_cast<int>(threadIdx.x) >> t.lg;
+    const int pp = g / t.V, v = g - pp * t.V;
+    const unsigned gmask = (G == 32 ? 0xffffffffu : ((1u << G) - 1u)) << (static_cast<int>(threadIdx.x) & 31 & ~(G - 1));
+    const int i0 = v * t.rps, i1 = min(p.oh, i0 + t.rps);
+    const int start = R == 3 && v > 0 ? i0 - 1 : i0;  // the recomputed row above the segment
+    const bool last_seg = i1 == p.oh;
+    const bool owns = j < t.wq;  // dx columns 4 j .. 4 j + 3 and windows 2 j, 2 j + 1
+    const uint32_t wok = opaque(owns ? ~0u : 0u);
+    const uint32_t nbok = opaque(j + 1 < G ? ~0u : 0u);                   // the next lane is in the group
+    const uint32_t lnan = opaque(PAR == 1 && j == 0 ? kNan : 0u);          // lane 0: the column left of the row
+    const uint32_t first_c = opaque(static_cast<uint32_t>(max(0, p.pw - 4 * j)));  // left window's first column
+    // The lane's first word in staged row 0 (lanes without windows read lane 0's) and dy word.
+    const uint32_t xoff = opaque(kWalkGap + (owns ? static_cast<uint32_t>(4 * j) * 2u : 0u) - 2u * PAR * 2u);
+    const uint32_t doff_l = opaque(t.doff + (owns ? static_cast<uint32_t>(j) * 4u : 0u));
+    const uint32_t zs2 = p.zs[2] * 2u;
+    auto load = [&](const unsigned char* a, uint32_t (&w)[NP]) {
+        if constexpr (PAR == 1) {
+            w[0] = *reinterpret_cast<const uint32_t*>(a) | lnan;
+            const uint2 u = *reinterpret_cast<const uint2*>(a + 4);
+            w[1] = u.x;
+            w[2] = u.y;
+        } else {
+            const uint2 u = *reinterpret_cast<const uint2*>(a);
+            w[0] = u.x;
+            w[1] = u.y;
+        }
+    };
+    auto store = [&](char* o, float (&a)[4]) {
+        if (t.dx8) {
+            blend_quad<T>(o, a, alpha, beta);
+        } else {
+            blend_pair<T>(o, a[0], a[1], alpha, beta);
+            blend_pair<T>(o + 4, a[2], a[3], alpha, beta);
+        }
+    };
+
+    int k = 0;
+    for (uint32_t b = blockIdx.x; b < t.batches; b += gridDim.x, ++k) {
+        const int s = k % t.stages;
+        sm90::mbar_wait(&full[s], static_cast<uint32_t>(k / t.stages) & 1u);
+        const uint32_t q = b * static_cast<uint32_t>(t.P) + static_cast<uint32_t>(pp);
+        if (q < t.planes && i0 < p.oh) {  // uniform in the group
+            // Window row i's rows r: staged rows 2 i + r (x rows 2 i - ph + r; staged row
+            // ph is x row 0, at xrow0).
+            const unsigned char* xs =
+                walk_smem + static_cast<uint32_t>(s) * sbytes + static_cast<uint32_t>(pp) * t.pbytes + xoff;
+            const unsigned char* ds =
+                walk_smem + static_cast<uint32_t>(s) * sbytes + static_cast<uint32_t>(pp) * t.pbytes + doff_l;
+            const uint32_t n = t.div_c.div(q), c = q - n * t.div_c.d;
+            char* ob = reinterpret_cast<char*>(dx + (size_t{n} * p.zs[0] + size_t{c} * p.zs[1])) + j * 8;
+            uint32_t w[R][NP];  // window row i's x words; rows R0.. and dy loaded a row ahead
+            uint32_t nx[R][NP], ndy;
+            if constexpr (R == 3) load(xs + static_cast<uint32_t>(2 * start) * pitch2, w[0]);
+#pragma unroll
+            for (int r = R0; r < R; ++r) load(xs + static_cast<uint32_t>(2 * start + r) * pitch2, nx[r]);
+            ndy = *reinterpret_cast<const uint32_t*>(ds + static_cast<uint32_t>(start * p.ow) * 2u);
+            float carry[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // the dx row shared with the next window row
+            for (int i = start; i < i1; ++i) {
+#pragma unroll
+                for (int r = R0; r < R; ++r)
+#pragma unroll
+                    for (int e = 0; e < NP; ++e) w[r][e] = nx[r][e];
+                const uint32_t dyw = ndy & wok;
+                if (i + 1 < i1) {
+#pragma unroll
+                    for (int r = R0; r < R; ++r) load(xs + static_cast<uint32_t>(2 * i + 2 + r) * pitch2, nx[r]);
+                    ndy = *reinterpret_cast<const uint32_t*>(ds + static_cast<uint32_t>((i + 1) * p.ow) * 2u);
+                }
+                uint32_t pos[R * S];
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    pos[r * S + 0] = window_pos<PAR, 0>(w[r]);
+                    pos[r * S + 1] = window_pos<PAR, 1>(w[r]);
+                    if constexpr (S == 3) pos[r * S + 2] = window_pos<PAR, 2>(w[r]);
+                }
+                // First in-range positions: row ph - 2 i of window row 0, column first_c.
+                const uint32_t r0 = static_cast<uint32_t>(max(0, p.ph - 2 * i));
+                const uint32_t apk = pair_argmax_from<T, R, S>(pos, (r0 * S + first_c) | (r0 * S) << 16);
+                if constexpr (R == 3) {
+#pragma unroll
+                    for (int e = 0; e < NP; ++e) w[0][e] = w[R - 1][e];
+                }
+                // Windows in output order: the left (2 j), the right (2 j + 1), the next lane's left.
+                const int code[3] = {static_cast<int>(apk & 0xffffu), static_cast<int>(apk >> 16), 0};
+                float d[3] = {lo_f<T>(dyw), hi_f<T>(dyw), 0.0f};
+                int cn = 0;
+                if constexpr (PAR == 1) {
+                    const uint32_t nb = __shfl_down_sync(gmask, __byte_perm(apk, dyw, 0x5410), 1, G) & nbok;
+                    cn = static_cast<int>(nb & 0xffffu);
+                    d[2] = hi_f<T>(nb);
+                }
+                float acc[R][4];
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+#pragma unroll
+                    for (int cc = 0; cc < 4; ++cc) {
+                        float a = R == 3 && r == 0 ? carry[cc] : 0.0f;
+#pragma unroll
+                        for (int wi = 0; wi < 3; ++wi) {
+                            const int col = cc + PAR - 2 * wi;  // the element's column in window wi
+                            if (col < 0 || col >= S || (wi == 2 && PAR == 0)) continue;
+                            if ((wi == 2 ? cn : code[wi]) == r * S + col) a += d[wi];
+                        }
+                        acc[r][cc] = a;
+                    }
+                // Rows complete after this window row: all but a 3x3 window's last.
+                if (i >= i0) {
+#pragma unroll
+                    for (int r = 0; r < (R == 3 ? 2 : R); ++r) {
+                        const int ih = 2 * i - p.ph + r;
+                        if (owns && ih >= 0 && ih < p.h) store(ob + static_cast<uint32_t>(ih) * zs2, acc[r]);
+                    }
+                }
+                if constexpr (R == 3) {
+#pragma unroll
+                    for (int cc = 0; cc < 4; ++cc) carry[cc] = acc[2][cc];
+                }
+            }
+            if (last_seg && owns) {
+                // The last window row's carried row (3x3), then rows no window covers (zero).
+                int ih = 2 * (p.oh - 1) - p.ph + R - 1;
+                if (R == 3 && ih < p.h) store(ob + static_cast<uint32_t>(ih) * zs2, carry);
+                for (++ih; ih < p.h; ++ih) {
+                    float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    store(ob + static_cast<uint32_t>(ih) * zs2, z);
+                }
+            }
+        }
+        __syncthreads();  // every group is done with stage s
+        if (threadIdx.x < 32) issue(b + static_cast<uint32_t>(t.stages) * gridDim.x, s);
+    }
+#else
+    __trap();  // never launched: bwd_walk16 requires sm_90 code
+#endif
+}
+
+// pool_bwd_walk16 launched for the problem (*taken), or not taken: not sm_90, NaN
+// propagation, another window or pad, W not a multiple of 8 or over 128, OW other than
+// W / 2, x rows or dy planes not in whole 16-byte pieces, dx not in aligned pairs, or a
+// plane's buffers over the shared memory. Tuning knobs (read each call; the defaults
+// measured in docs/PERFORMANCE.md): ODNN_POOL_WALK16_ROWS (window rows a segment),
+// ODNN_POOL_WALK16_PLANES (planes a batch; 0: as many as kWalkMaxThreads threads take),
+// ODNN_POOL_WALK16_STAGES (batches in flight a block).
+template <class T, int R, int S>
+Status bwd_walk16(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p, bool* taken) {
+    *taken = false;
+    constexpr int PAR = S == 3 ? 1 : 0;
+    if (p.prop || p.pw != PAR || p.ph >= R || p.w % 8 != 0 || p.w > 128 || p.ow * 2 != p.w || p.oh < 1 || !p.plane32)
+        return Status::ok();
+    // Every window holds an in-range row (its first in-range position is then in range).
+    if (2 * (p.oh - 1) - p.ph >= p.h || static_cast<int64_t>(p.n) * p.c >= (int64_t{1} << 31)) return Status::ok();
+    auto pieces16 = [](const TensorDesc& d, const void* ptr) {
+        return d.strides[3] == 1 && (d.strides[0] * 2) % 16 == 0 && (d.strides[1] * 2) % 16 == 0 && aligned_to(ptr, 16);
+    };
+    if (!pieces16(pb.x, pb.x_data) || (pb.x.strides[2] * 2) % 16 != 0) return Status::ok();
+    if (!pieces16(pb.dy, pb.dy_data) || pb.dy.strides[2] != p.ow || (int64_t{p.oh} * p.ow * 2) % 16 != 0)
+        return Status::ok();
+    if (!pairs_fit(pb.dx, pb.dx_data)) return Status::ok();
+    static const size_t max_smem = sm90_dyn_smem(reinterpret_cast<const void*>(pool_bwd_walk16<T, R, S>), false);
+    if (max_smem == 0) return Status::ok();
+
+    PoolBwdWalk t;
+    t.p = p;
+    t.wq = p.w / 4;
+    t.lg = t.wq <= 8 ? 3 : t.wq <= 16 ? 4 : 5;
+    const int G = 1 << t.lg;
+    const int rows = static_cast<int>(std::clamp(core::knob_long("ODNN_POOL_WALK16_ROWS", 7), 1L, 1024L));
+    t.V = (p.oh + rows - 1) / rows;
+    t.rps = (p.oh + t.V - 1) / t.V;
+    t.V = (p.oh + t.rps - 1) / t.rps;
+    if (t.V * G > kWalkMaxThreads) return Status::ok();
+    t.whole = pb.x.strides[2] == p.w;
+    const int srows = p.ph + p.h + std::max(0, 2 * (p.oh - 1) - p.ph + R - p.h);
+    t.doff = (kWalkGap + static_cast<uint32_t>(srows * p.w * 2) + 15u) / 16u * 16u;
+    t.dbytes = static_cast<uint32_t>(p.oh * p.ow * 2);
+    t.pbytes = (t.doff + t.dbytes + 15u) / 16u * 16u;
+    // Planes a batch: whole warps, at most kWalkMaxThreads threads, the buffers within the
+    // shared memory (fewer stages first, then fewer planes).
+    const int per = t.V * G;  // threads a plane
+    const int cap = std::max(1, kWalkMaxThreads / per);
+    const long want_p = core::knob_long("ODNN_POOL_WALK16_PLANES", 0);
+    t.P = want_p > 0 ? static_cast<int>(std::min<long>(want_p, cap)) : cap;
+    t.stages = static_cast<int>(std::clamp(core::knob_long("ODNN_POOL_WALK16_STAGES", 2), 2L, long{kWalkMaxStages}));
+    auto smem_of = [&] { return static_cast<size_t>(t.stages) * t.P * t.pbytes; };
+    auto whole_warps = [&](int P) { return (P * per) % 32 == 0; };
+    while (t.P > 1 && !whole_warps(t.P)) --t.P;
+    while (!whole_warps(t.P)) ++t.P;  // one plane of a partial warp: the fewest planes of whole warps
+    if (t.P * per > kWalkMaxThreads) return Status::ok();
+    while (smem_of() > max_smem && t.stages > 2) --t.stages;
+    while (smem_of() > max_smem && t.P > 1) {
+        int P = t.P - 1;
+        while (P > 0 && !whole_warps(P)) --P;
+        if (P == 0) break;
+        t.P = P;
+    }
+    if (smem_of() > max_smem) return Status::ok();
+    *taken = true;
+    t.planes = static_cast<uint32_t>(p.n) * static_cast<uint32_t>(p.c);
+    if (t.planes == 0) return Status::ok();
+    t.batches = (t.planes + static_cast<uint32_t>(t.P) - 1) / static_cast<uint32_t>(t.P);
+    t.dx8 = pb.dx.strides[0] % 4 == 0 && pb.dx.strides[1] % 4 == 0 && pb.dx.strides[2] % 4 == 0 &&
+            aligned_to(pb.dx_data, 8);
+    t.div_c = FastDiv(static_cast<uint32_t>(p.c));
+    const int threads = t.P * t.V * G;
+    const size_t smem = smem_of();
+    auto kernel = pool_bwd_walk16<T, R, S>;
+    int per_sm = 0;
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+                                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    const uint32_t grid = std::min<uint32_t>(t.batches, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
+    kernel<<<grid, threads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data),
+                                              static_cast<T*>(pb.dx_data), static_cast<float>(pb.out.alpha),
+                                              static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
 template <class T, int R, int S, int SH, int SW>
 Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb, const Pool2d& p) {
     // 16 bytes of FLOAT; HALF / BFLOAT16: 16 bytes packed when NaNs are skipped, else 8 (the
@@ -2709,13 +3032,19 @@ Status bwd_cells_layout(const core::Handle& h, const core::PoolingBwdProblem& pb
             size_t smem = 0;
             if (plan_bwd_planes<R, S>(pb, p, &t, &smem)) return launch_bwd_planes<R, S>(h, pb, t, smem);
         } else {
-            // 16-bit, NaNs skipped: whole planes streamed through shared memory
-            // (pool_bwd_stream16; ODNN_POOL_STREAM16=off skips it), else two window
-            // columns a lane (pool_bwd_pairs); the shared-memory bands with packed window
-            // pairs (pool_bwd_planes16) opt-in, before both.
+            // 16-bit, NaNs skipped: planes copied in bulk, lanes walking window-pair
+            // columns (pool_bwd_walk16, sm_90; ODNN_POOL_WALK16=off skips it), else whole
+            // planes streamed through shared memory (pool_bwd_stream16;
+            // ODNN_POOL_STREAM16=off skips it), else two window columns a lane
+            // (pool_bwd_pairs); the shared-memory bands with packed window pairs
+            // (pool_bwd_planes16) opt-in, before all three.
             bool taken = false;
             if (core::knob_is("ODNN_POOL_PLANES16", "on")) {
                 const Status st = bwd_planes16<T, R, S>(h, pb, p, &taken);
+                if (taken) return st;
+            }
+            if (!core::knob_is("ODNN_POOL_WALK16", "off")) {
+                const Status st = bwd_walk16<T, R, S>(h, pb, p, &taken);
                 if (taken) return st;
             }
             if (!core::knob_is("ODNN_POOL_STREAM16", "off")) {
