@@ -10,8 +10,8 @@
 //   dx       threads take (n, c) planes: the plane's contributions gathered into a double
 //            plane in output order (the reference's order for every dx element), then
 //            blended into dx;
-//   dgrid    threads take (n, h) output rows, channel by channel: each position's sum over
-//            channels in channel order.
+//   dgrid    output rows one after another (one thread: see backward_dgrid), channel by
+//            channel: each position's sum over channels in channel order.
 #include <omp.h>
 
 #include <algorithm>
@@ -178,10 +178,14 @@ void backward_dgrid(const core::SpatialTfSamplerProblem& p, const Dims& d, const
     const T* dy = static_cast<const T*>(p.dy_data);
     const int gdt = static_cast<int>(p.grid_dtype);
     const int64_t rows = bt.nb * d.Ho;
-#pragma omp parallel if (rows * d.Wo * d.C > kParallelMin)
+    // One thread. With these rows split over an OpenMP region (parallel, then for), GCC
+    // 13.3 at -O3 (a Release build with the GPU machine's compiler) produced wrong dgrid:
+    // NaN or wrong values in every spatial_tf.txt case, the finite-difference dtheta off.
+    // Right with GCC 12 (valgrind and UBSan clean there), with GCC 13.3 at -O1, and
+    // without the region; the region is gone until the cause is found. The forward and
+    // dx keep theirs: right with both compilers.
     {
         std::vector<double> dg(static_cast<size_t>(2 * d.Wo));
-#pragma omp for schedule(static)
         for (int64_t bh = 0; bh < rows; ++bh) {
             const int64_t b = bh / d.Ho, h = bh - b * d.Ho, n = bt.n0 + b, nh = n * d.Ho + h;
             const Corners* row = cs.data() + bh * d.Wo;

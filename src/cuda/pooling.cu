@@ -32,9 +32,11 @@
 //   max backward, other windows      pool_bwd_max_2d (bands of rows in shared memory).
 // HALF / BFLOAT16 max with W innermost and even W (3x3 / 2x2 at stride 2) take the pair
 // kernels pool_fwd_pairs / pool_bwd_pairs (two output columns a lane, packed 16-bit max;
-// the backward only when NaNs are skipped; before it pool_bwd_stream16, whole planes
-// through a cp.async pipeline where rows and dy planes copy in 4-byte words, and
-// pool_bwd_planes16, bands with packed window pairs, opt-in); with C innermost, C a
+// the backward only when NaNs are skipped; before it pool_bwd_walk16 (sm_90: planes
+// copied in bulk, lanes walking window-pair columns; 3x3 at pad 1 and 2x2 at pad 0, W a
+// multiple of 8 up to 128), then pool_bwd_stream16, whole planes through a cp.async
+// pipeline where rows and dy planes copy in 4-byte words, and pool_bwd_planes16, bands
+// with packed window pairs, opt-in); with C innermost, C a
 // multiple of 8 and NaNs skipped, pool_bwd_cells takes 8 channels a thread in packed pairs (window_argmax8,
 // cell_gather8); pool_fwd_cols reduces a 16-bit max over channel vectors in packed pairs
 // (PairLanes). The kernels above remain for 1-D and 3-D+,
