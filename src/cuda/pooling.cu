@@ -2185,19 +2185,27 @@ bool plan_bwd_planes16(const core::PoolingBwdProblem& pb, const Pool2d& p, PoolB
 }
 
 // Launches pool_bwd_planes16 on a persistent grid (the blocks that fit the GPU at once).
+// A persistent launch of a 16-bit max-backward kernel taking (t, x, dy, dx, alpha, beta):
+// as many blocks of `threads` as run at once on the device, at most `units`.
+template <class T, class Params>
+Status launch_persistent_bwd(const core::Handle& h, const core::PoolingBwdProblem& pb,
+                             void (*kernel)(Params, const T*, const T*, T*, float, float), const Params& t,
+                             uint32_t units, int threads, size_t smem) {
+    int per_sm = 0;
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+                                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    const uint32_t grid = std::min<uint32_t>(units, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
+    kernel<<<grid, threads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data),
+                                              static_cast<T*>(pb.dx_data), static_cast<float>(pb.out.alpha),
+                                              static_cast<float>(pb.out.beta));
+    return launched("cuda_pooling_bwd");
+}
+
 template <class T, int R, int S, int PAR>
 Status launch_bwd_planes16(const core::Handle& h, const core::PoolingBwdProblem& pb, const PoolBwdPlanes16& t,
                            size_t smem) {
     if (t.units == 0) return Status::ok();
-    auto kernel = pool_bwd_planes16<T, R, S, PAR>;
-    int per_sm = 0;
-    ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem),
-                                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-    const uint32_t grid = std::min<uint32_t>(t.units, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
-    kernel<<<grid, kThreads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data),
-                                               static_cast<T*>(pb.dx_data), static_cast<float>(pb.out.alpha),
-                                               static_cast<float>(pb.out.beta));
-    return launched("cuda_pooling_bwd");
+    return launch_persistent_bwd<T>(h, pb, pool_bwd_planes16<T, R, S, PAR>, t, t.units, kThreads, smem);
 }
 
 // pool_bwd_planes16 launched for the problem (*taken), or not taken by its plan.
@@ -2692,14 +2700,7 @@ Status bwd_stream16(const core::Handle& h, const core::PoolingBwdProblem& pb, co
             ODNN_RETURN_IF_ERROR(cuda_status(
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                 "cudaFuncSetAttribute"));
-        int per_sm = 0;
-        ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
-                                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-        const uint32_t grid = std::min<uint32_t>(t.planes, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
-        kernel<<<grid, threads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data),
-                                                   static_cast<const T*>(pb.dy_data), static_cast<T*>(pb.dx_data),
-                                                   static_cast<float>(pb.out.alpha), static_cast<float>(pb.out.beta));
-        return launched("cuda_pooling_bwd");
+        return launch_persistent_bwd<T>(h, pb, kernel, t, t.planes, threads, smem);
     };
     return par ? launch(pool_bwd_stream16<T, R, S, 1>) : launch(pool_bwd_stream16<T, R, S, 0>);
 }
@@ -3007,17 +3008,7 @@ Status bwd_walk16(const core::Handle& h, const core::PoolingBwdProblem& pb, cons
     t.dx8 = pb.dx.strides[0] % 4 == 0 && pb.dx.strides[1] % 4 == 0 && pb.dx.strides[2] % 4 == 0 &&
             aligned_to(pb.dx_data, 8);
     t.div_c = FastDiv(static_cast<uint32_t>(p.c));
-    const int threads = t.P * t.V * G;
-    const size_t smem = smem_of();
-    auto kernel = pool_bwd_walk16<T, R, S>;
-    int per_sm = 0;
-    ODNN_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
-                                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-    const uint32_t grid = std::min<uint32_t>(t.batches, static_cast<uint32_t>(std::max(per_sm, 1) * sm_count()));
-    kernel<<<grid, threads, smem, h.stream>>>(t, static_cast<const T*>(pb.x_data), static_cast<const T*>(pb.dy_data),
-                                              static_cast<T*>(pb.dx_data), static_cast<float>(pb.out.alpha),
-                                              static_cast<float>(pb.out.beta));
-    return launched("cuda_pooling_bwd");
+    return launch_persistent_bwd<T>(h, pb, pool_bwd_walk16<T, R, S>, t, t.batches, t.P * t.V * G, smem_of());
 }
 
 template <class T, int R, int S, int SH, int SW>
