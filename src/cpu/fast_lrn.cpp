@@ -5,8 +5,11 @@
 // so the results are the reference's, but read in place (no dense double copies of the
 // inputs) and split over threads by (image, channel). Backward keeps the reference's two
 // passes (the window sums s and t = dy * x * s^(-beta-1) first, in double).
+// Divisive normalization (FastDivNorm, below) on 4-D FLOAT tensors at any strides, the
+// same way: the reference's terms in its order, one (n, c) image a thread at a time.
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -130,8 +133,115 @@ public:
     }
 };
 
+// Divisive normalization forward and backward (RefDivNorm's formulas, term for term and
+// in its order): u = x - means, s = k + a * (the sum of u^2 over the spatial box, its
+// positions in row-major order), y = u * s^(-beta); backward t = dy * u * s^(-beta-1),
+// dx = dy * s^(-beta) - 2 beta a u * (the sum of t over the mirrored box), dMeans = -dx.
+// Each (n, c) image is staged in dense double planes with a border of zeros as wide as
+// the box: the box sums then need no bounds tests and run vectorised along a row, and
+// each element still adds its positions in the reference's order (adding +0 to a sum
+// that starts at +0 changes nothing: such a sum is never -0).
+class FastDivNorm final : public core::Impl<core::DivNormProblem> {
+public:
+    const char* name() const override { return "fast_divisive_normalization"; }
+    Status check(const core::DivNormProblem& p) const override {
+        auto float4 = [](const core::TensorDesc& t) {
+            return t.dtype == CUDNN_DATA_FLOAT && t.vect_count == 1 && t.nb_dims == 4;
+        };
+        ODNN_REQUIRE_SUPPORTED(float4(p.x), "x is not a 4-D FLOAT tensor");
+        ODNN_REQUIRE_SUPPORTED(float4(p.out), "%s is not a 4-D FLOAT tensor", p.backward ? "dx" : "y");
+        const char* on = p.backward ? "dx" : "y";
+        // The reference copies its inputs before writing: it serves outputs over inputs.
+        for (const void* in : {p.x_data, p.means, p.backward ? p.dy_data : nullptr}) {
+            if (in == nullptr) continue;
+            ODNN_REQUIRE_SUPPORTED(!overlaps(p.out_data, p.out, in, p.x), "%s overlaps an input (in place)", on);
+            ODNN_REQUIRE_SUPPORTED(!(p.dmeans && overlaps(p.dmeans, p.out, in, p.x)), "dMeans overlaps an input");
+        }
+        ODNN_REQUIRE_SUPPORTED(!(p.dmeans && overlaps(p.dmeans, p.out, p.out_data, p.out)), "dMeans overlaps dx");
+        return Status::ok();
+    }
+
+    Status execute(const core::Handle&, const core::DivNormProblem& p) const override {
+        const core::TensorDesc &xd = p.x, &od = p.out;
+        const int64_t N = xd.dims[0], C = xd.dims[1], H = xd.dims[2], W = xd.dims[3];
+        const core::LrnWindow w(p.lrn.n);
+        const double a = p.lrn.alpha / std::pow(static_cast<double>(p.lrn.n), 2), beta = p.lrn.beta, k = p.lrn.k;
+        const double alpha_o = p.out_scale.alpha, beta_o = p.out_scale.beta;
+        const int64_t B = std::max(w.behind, w.ahead), PW = W + 2 * B, plane = (H + 2 * B) * PW;
+        const float* x = static_cast<const float*>(p.x_data);
+        const float* m = static_cast<const float*>(p.means);
+        const float* dy = static_cast<const float*>(p.dy_data);
+        float* out = static_cast<float*>(p.out_data);
+        float* dm = static_cast<float*>(p.dmeans);
+        auto xo = [&](int64_t h, int64_t ww) { return h * xd.strides[2] + ww * xd.strides[3]; };
+        auto oo = [&](int64_t h, int64_t ww) { return h * od.strides[2] + ww * od.strides[3]; };
+#pragma omp parallel if (N * C * H * W > kParallelMin)
+        {
+            // u and s dense; v the padded plane of the values summed (u^2, then t); acc a row's sums.
+            std::vector<double> u(static_cast<size_t>(H * W)), s(u.size()), v(static_cast<size_t>(plane), 0.0),
+                acc(static_cast<size_t>(W));
+            // acc = the box sums of v over row h, the box from lo before to hi after.
+            auto box_row = [&](int64_t h, int lo, int hi) {
+                std::fill(acc.begin(), acc.end(), 0.0);
+                for (int64_t dh = -lo; dh <= hi; ++dh) {
+                    const double* row = v.data() + (h + dh + B) * PW + B;
+                    for (int64_t dw = -lo; dw <= hi; ++dw)
+                        for (int64_t c = 0; c < W; ++c) acc[static_cast<size_t>(c)] += row[c + dw];
+                }
+            };
+            auto interior = [&](int64_t h, int64_t c) -> double& { return v[static_cast<size_t>((h + B) * PW + B + c)]; };
+#pragma omp for schedule(static)
+            for (int64_t img = 0; img < N * C; ++img) {
+                const int64_t n = img / C, c = img - n * C;
+                const int64_t xb = n * xd.strides[0] + c * xd.strides[1], ob = n * od.strides[0] + c * od.strides[1];
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t q = 0; q < W; ++q) {
+                        double uv = static_cast<double>(x[xb + xo(h, q)]);
+                        if (m) uv -= static_cast<double>(m[xb + xo(h, q)]);
+                        u[static_cast<size_t>(h * W + q)] = uv;
+                        interior(h, q) = uv * uv;
+                    }
+                for (int64_t h = 0; h < H; ++h) {
+                    box_row(h, w.behind, w.ahead);
+                    for (int64_t q = 0; q < W; ++q) s[static_cast<size_t>(h * W + q)] = k + a * acc[static_cast<size_t>(q)];
+                }
+                if (!p.backward) {
+                    for (int64_t h = 0; h < H; ++h)
+                        for (int64_t q = 0; q < W; ++q) {
+                            const size_t i = static_cast<size_t>(h * W + q);
+                            float& dst = out[ob + oo(h, q)];
+                            dst = core::blend_float(u[i] * std::pow(s[i], -beta), alpha_o, beta_o, dst);
+                        }
+                    continue;
+                }
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t q = 0; q < W; ++q) {
+                        const size_t i = static_cast<size_t>(h * W + q);
+                        interior(h, q) = static_cast<double>(dy[xb + xo(h, q)]) * u[i] * std::pow(s[i], -beta - 1.0);
+                    }
+                for (int64_t h = 0; h < H; ++h) {
+                    box_row(h, w.ahead, w.behind);
+                    for (int64_t q = 0; q < W; ++q) {
+                        const size_t i = static_cast<size_t>(h * W + q);
+                        const double r = static_cast<double>(dy[xb + xo(h, q)]) * std::pow(s[i], -beta) -
+                                         2.0 * beta * a * u[i] * acc[static_cast<size_t>(q)];
+                        float& dst = out[ob + oo(h, q)];
+                        dst = core::blend_float(r, alpha_o, beta_o, dst);
+                        if (dm) {
+                            float& dmm = dm[ob + oo(h, q)];
+                            dmm = core::blend_float(-r, alpha_o, beta_o, dmm);
+                        }
+                    }
+                }
+            }
+        }
+        return Status::ok();
+    }
+};
+
 }  // namespace
 
 ODNN_REGISTER_IMPL(cpu, core::LrnProblem, FastLrn, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::DivNormProblem, FastDivNorm, core::kPriorityFast);
 
 }  // namespace odnn::cpu

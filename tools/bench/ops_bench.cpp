@@ -1,5 +1,5 @@
 // Runners of the element-wise and normalization problems (act, softmax, pool, bn,
-// optensor, bias, lrn, dropout, stf, reduce, transform, scale, set): descriptors and data in
+// optensor, bias, lrn, divnorm, dropout, stf, reduce, transform, scale, set): descriptors and data in
 // the library, launch, read back.
 #include <cstring>
 #include <functional>
@@ -342,6 +342,30 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         bool good = false;
         r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
         if (!good) { r.error = "a timed run failed"; return r; }
+    } else if (p.op == "divnorm") {
+        // Divisive normalization without means (NULL: zero) or dMeans; temp / temp2 are
+        // x-sized scratch, as cuDNN asks.
+        yd = xd;
+        Buffer* y = run.buffer(n, t, 2, &err);
+        Buffer* dy = run.buffer(n, t, 3, &err);
+        Buffer* tmp = run.buffer(n, t, 4, &err);
+        Buffer* tmp2 = run.buffer(n, t, 5, &err);
+        if (!x || !y || !dy || !tmp || !tmp2) { r.error = err; return r; }
+        cudnnLRNDescriptor_t ld;
+        BENCH_CALL(lib, cudnnCreateLRNDescriptor, &ld);
+        struct Guard { CudnnLib& l; cudnnLRNDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyLRNDescriptor, d); } } g{lib, ld};
+        BENCH_TRY("LRN descriptor", BENCH_CALL(lib, cudnnSetLRNDescriptor, ld, static_cast<unsigned>(p.get("size", 5)),
+                                               p.real("alpha", 1e-4), p.real("beta", 0.75), p.real("k", 2.0)));
+        const cudnnDivNormMode_t mode = CUDNN_DIVNORM_PRECOMPUTED_MEANS;
+        out = y;
+        if (p.dir == "fwd")
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnDivisiveNormalizationForward, lib.handle(), ld, mode, one, xd, x->ptr, nullptr, tmp->ptr, tmp2->ptr, zero, yd, y->ptr)); };
+        else
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnDivisiveNormalizationBackward, lib.handle(), ld, mode, one, xd, x->ptr, nullptr, dy->ptr, tmp->ptr, tmp2->ptr, zero, xd, y->ptr, nullptr)); };
+        if (!launch()) { r.error = status_text(lib, "divisive normalization", last); return r; }
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "dropout") {
         yd = xd;
         Buffer* y = run.buffer(n, t, 2, &err);
@@ -499,6 +523,7 @@ double op_bytes(const Problem& p) {
     if (p.op == "bn") return p.dir == "bwd" ? 3 * tensor : 2 * tensor;       // bwd: x, dy -> dx
     if (p.op == "optensor") return p.word("op", "add") == "sqrt" || p.word("op", "add") == "not" ? 2 * tensor : 3 * tensor;
     if (p.op == "lrn") return p.dir == "fwd" ? 2 * tensor : 4 * tensor;      // bwd: y, dy, x -> dx
+    if (p.op == "divnorm") return p.dir == "fwd" ? 2 * tensor : 3 * tensor;  // bwd: x, dy -> dx (no means)
     if (p.op == "dropout") return 2 * tensor + static_cast<double>(count(s.nb, s.dims)) / 8;  // + the mask bits
     if (p.op == "stf") {  // fwd: x, grid -> y; bwd: x, dy, grid -> dx, dgrid
         const double grid = static_cast<double>(s.dims[0]) * s.dims[2] * s.dims[3] * 2 * dtype_of(p.dt).bytes;

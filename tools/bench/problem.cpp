@@ -45,6 +45,7 @@ const std::map<std::string, OpSpec>& op_specs() {
         std::set<std::string> lrn_ints = shape;
         lrn_ints.insert("size");
         m["lrn"] = {{"fwd", "bwd"}, {}, lrn_ints, {"alpha", "beta", "k"}, {}};
+        m["divnorm"] = {{"fwd", "bwd"}, {}, lrn_ints, {"alpha", "beta", "k"}, {}};
         m["dropout"] = {{"fwd", "bwd"}, {}, shape, {"p"}, {}};
         m["stf"] = {{"fwd", "bwd"}, {}, shape, {}, {}};
         std::set<std::string> reduce_ints = shape;
@@ -105,10 +106,10 @@ bool check_op_values(const Problem& p, std::string* error) {
                 *error = std::string("pool: ") + k + " must be positive";
                 return false;
             }
-    } else if (p.op == "lrn") {
+    } else if (p.op == "lrn" || p.op == "divnorm") {
         const long long n = p.get("size", 5);
         if (n < 1 || n > 16) {
-            *error = "lrn: size=" + std::to_string(n) + " is outside [1, 16]";
+            *error = p.op + ": size=" + std::to_string(n) + " is outside [1, 16]";
             return false;
         }
     } else if (p.op == "stf") {
@@ -247,7 +248,7 @@ bool parse_problem(const std::string& line, Problem* out, std::string* error) {
         }
     } else if (p.op != "copy") {
         *error = "unknown operation '" + p.op +
-                 "' (conv, copy, act, softmax, pool, bn, optensor, bias, lrn, dropout, reduce, transform, scale, set)";
+                 "' (conv, copy, act, softmax, pool, bn, optensor, bias, lrn, divnorm, dropout, stf, reduce, transform, scale, set)";
         return false;
     }
     const OpSpec* spec = op_specs().count(p.op) ? &op_specs().at(p.op) : nullptr;
