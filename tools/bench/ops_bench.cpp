@@ -317,52 +317,41 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             upload(c, fresh.data(), fresh.size());
             launch();
         }
-    } else if (p.op == "lrn") {
+    } else if (p.op == "lrn" || p.op == "divnorm") {
+        // Divisive normalization without means (NULL: zero) or dMeans; its temp and temp2
+        // are x-sized scratch, as cuDNN asks.
+        const bool div = p.op == "divnorm";
         yd = xd;
         Buffer* y = run.buffer(n, t, 2, &err);
         Buffer* dy = run.buffer(n, t, 3, &err);
         Buffer* dx = run.buffer(n, t, 4, &err);
-        if (!x || !y || !dy || !dx) { r.error = err; return r; }
+        Buffer* tmp = div ? run.buffer(n, t, 5, &err) : dx;
+        Buffer* tmp2 = div ? run.buffer(n, t, 6, &err) : dx;
+        if (!x || !y || !dy || !dx || !tmp || !tmp2) { r.error = err; return r; }
         cudnnLRNDescriptor_t ld;
         BENCH_CALL(lib, cudnnCreateLRNDescriptor, &ld);
         struct Guard { CudnnLib& l; cudnnLRNDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyLRNDescriptor, d); } } g{lib, ld};
         BENCH_TRY("LRN descriptor", BENCH_CALL(lib, cudnnSetLRNDescriptor, ld, static_cast<unsigned>(p.get("size", 5)),
                                                p.real("alpha", 1e-4), p.real("beta", 0.75), p.real("k", 2.0)));
         const cudnnLRNMode_t mode = CUDNN_LRN_CROSS_CHANNEL_DIM1;
-        auto fwd = [&] { return ok(BENCH_CALL(lib, cudnnLRNCrossChannelForward, lib.handle(), ld, mode, one, xd, x->ptr, zero, yd, y->ptr)); };
+        const cudnnDivNormMode_t dmode = CUDNN_DIVNORM_PRECOMPUTED_MEANS;
+        auto fwd = [&] {
+            if (div) return ok(BENCH_CALL(lib, cudnnDivisiveNormalizationForward, lib.handle(), ld, dmode, one, xd, x->ptr, nullptr, tmp->ptr, tmp2->ptr, zero, yd, y->ptr));
+            return ok(BENCH_CALL(lib, cudnnLRNCrossChannelForward, lib.handle(), ld, mode, one, xd, x->ptr, zero, yd, y->ptr));
+        };
+        const char* what = div ? "divisive normalization" : "LRN";
         if (p.dir == "fwd") {
             out = y;
             launch = fwd;
         } else {
-            if (!fwd()) { r.error = status_text(lib, "LRN forward (for backward)", last); return r; }
+            if (!div && !fwd()) { r.error = status_text(lib, "LRN forward (for backward)", last); return r; }
             out = dx;
-            launch = [&] { return ok(BENCH_CALL(lib, cudnnLRNCrossChannelBackward, lib.handle(), ld, mode, one, yd, y->ptr, yd, dy->ptr, xd, x->ptr, zero, xd, dx->ptr)); };
+            launch = [&] {
+                if (div) return ok(BENCH_CALL(lib, cudnnDivisiveNormalizationBackward, lib.handle(), ld, dmode, one, xd, x->ptr, nullptr, dy->ptr, tmp->ptr, tmp2->ptr, zero, xd, dx->ptr, nullptr));
+                return ok(BENCH_CALL(lib, cudnnLRNCrossChannelBackward, lib.handle(), ld, mode, one, yd, y->ptr, yd, dy->ptr, xd, x->ptr, zero, xd, dx->ptr));
+            };
         }
-        if (!launch()) { r.error = status_text(lib, "LRN", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
-        if (!good) { r.error = "a timed run failed"; return r; }
-    } else if (p.op == "divnorm") {
-        // Divisive normalization without means (NULL: zero) or dMeans; temp / temp2 are
-        // x-sized scratch, as cuDNN asks.
-        yd = xd;
-        Buffer* y = run.buffer(n, t, 2, &err);
-        Buffer* dy = run.buffer(n, t, 3, &err);
-        Buffer* tmp = run.buffer(n, t, 4, &err);
-        Buffer* tmp2 = run.buffer(n, t, 5, &err);
-        if (!x || !y || !dy || !tmp || !tmp2) { r.error = err; return r; }
-        cudnnLRNDescriptor_t ld;
-        BENCH_CALL(lib, cudnnCreateLRNDescriptor, &ld);
-        struct Guard { CudnnLib& l; cudnnLRNDescriptor_t d; ~Guard() { BENCH_CALL(l, cudnnDestroyLRNDescriptor, d); } } g{lib, ld};
-        BENCH_TRY("LRN descriptor", BENCH_CALL(lib, cudnnSetLRNDescriptor, ld, static_cast<unsigned>(p.get("size", 5)),
-                                               p.real("alpha", 1e-4), p.real("beta", 0.75), p.real("k", 2.0)));
-        const cudnnDivNormMode_t mode = CUDNN_DIVNORM_PRECOMPUTED_MEANS;
-        out = y;
-        if (p.dir == "fwd")
-            launch = [&] { return ok(BENCH_CALL(lib, cudnnDivisiveNormalizationForward, lib.handle(), ld, mode, one, xd, x->ptr, nullptr, tmp->ptr, tmp2->ptr, zero, yd, y->ptr)); };
-        else
-            launch = [&] { return ok(BENCH_CALL(lib, cudnnDivisiveNormalizationBackward, lib.handle(), ld, mode, one, xd, x->ptr, nullptr, dy->ptr, tmp->ptr, tmp2->ptr, zero, xd, y->ptr, nullptr)); };
-        if (!launch()) { r.error = status_text(lib, "divisive normalization", last); return r; }
+        if (!launch()) { r.error = status_text(lib, what, last); return r; }
         bool good = false;
         r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
         if (!good) { r.error = "a timed run failed"; return r; }
