@@ -116,8 +116,10 @@ public:
     cudnnTensorDescriptor_t desc = nullptr;
 
     // strided: channels-last or channels-first (from `seed`) with a gap after every dim.
+    // row_pad: that many more elements after each run of the innermost dim (NCHW rows with
+    // a larger stride; 0 for the plain layouts).
     static std::unique_ptr<Tensor> make(cudnnDataType_t dt, const std::vector<int>& dims, Layout layout,
-                                        uint64_t seed = 0) {
+                                        uint64_t seed = 0, int row_pad = 0) {
         auto t = std::unique_ptr<Tensor>(new Tensor());
         t->dt = dt;
         t->dims = dims;
@@ -137,7 +139,7 @@ public:
         for (int i : order) {
             t->strides[i] = static_cast<int>(s);
             if (layout == Layout::strided) gap = 1 + static_cast<int>((seed >> (2 * i + 1)) % 3);
-            s = s * dims[i] + gap;
+            s = s * dims[i] + gap + (i == order.front() ? row_pad : 0);
         }
         int64_t span = 1;
         for (int i = 0; i < nd; ++i) span += static_cast<int64_t>(dims[i] - 1) * t->strides[i];

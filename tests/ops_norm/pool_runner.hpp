@@ -5,7 +5,8 @@
 // avg_ex), win pad stride (one value for every spatial dim, or per dim joined by x),
 // nan (propagate NaN), alpha beta (y), dalpha dbeta (dx), ceil (y one larger than
 // the floor rule in every spatial dim), ties (small-integer x: many equal values),
-// nanx (NaN in some x elements: every nanstep-th from nanat, default every 7th from 0).
+// nanx (NaN in some x elements: every nanstep-th from nanat, default every 7th from 0),
+// xpad / dxpad (x's / dx's rows that many elements longer than W: padded row strides).
 #pragma once
 
 #include "ops_norm/norm_testlib.hpp"
@@ -143,7 +144,7 @@ inline void pool_setup(PoolData& d, const Case& c) {
         d.ydims[i + 2] = 1 + (d.xdims[i + 2] + 2 * d.spec.pad[i] - d.spec.win[i]) / d.spec.stride[i] + c.geti("ceil", 0);
     std::mt19937_64 rng(c.seed());
     const Layout layout = parse_layout(c.get("layout", "nchw"));
-    d.x = Tensor::make(d.dt, d.xdims, layout, c.seed());
+    d.x = Tensor::make(d.dt, d.xdims, layout, c.seed(), c.geti("xpad", 0));
     if (c.geti("ties", 0) || d.dt == CUDNN_DATA_INT8) {
         std::uniform_int_distribution<int> u(-3, 3);
         for (int64_t i = 0; i < d.x->count(); ++i) d.x->set(i, u(rng) * (d.dt == CUDNN_DATA_INT8 ? 7 : 1));
@@ -173,7 +174,7 @@ inline void pool_setup(PoolData& d, const Case& c) {
     if (d.backward) {
         d.dy = Tensor::make(d.dt, d.ydims, layout, c.seed() >> 5);
         d.dy->fill_uniform(rng, -1.0, 1.0);
-        d.dx = Tensor::make(d.dt, d.xdims, layout, c.seed() >> 7);
+        d.dx = Tensor::make(d.dt, d.xdims, layout, c.seed() >> 7, c.geti("dxpad", 0));
         blend_target(d.dx, d.dbeta != 0, &d.dx0, &d.dxbytes0);
     }
 }
