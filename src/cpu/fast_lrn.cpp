@@ -152,10 +152,15 @@ public:
         ODNN_REQUIRE_SUPPORTED(float4(p.out), "%s is not a 4-D FLOAT tensor", p.backward ? "dx" : "y");
         const char* on = p.backward ? "dx" : "y";
         // The reference copies its inputs before writing: it serves outputs over inputs.
-        for (const void* in : {p.x_data, p.means, p.backward ? p.dy_data : nullptr}) {
-            if (in == nullptr) continue;
-            ODNN_REQUIRE_SUPPORTED(!overlaps(p.out_data, p.out, in, p.x), "%s overlaps an input (in place)", on);
-            ODNN_REQUIRE_SUPPORTED(!(p.dmeans && overlaps(p.dmeans, p.out, in, p.x)), "dMeans overlaps an input");
+        const struct {
+            const char* name;
+            const void* data;
+        } inputs[] = {{"x", p.x_data}, {"means", p.means}, {"dy", p.backward ? p.dy_data : nullptr}};
+        for (const auto& in : inputs) {
+            if (in.data == nullptr) continue;
+            ODNN_REQUIRE_SUPPORTED(!overlaps(p.out_data, p.out, in.data, p.x), "%s overlaps %s (in place)", on, in.name);
+            ODNN_REQUIRE_SUPPORTED(!(p.dmeans && overlaps(p.dmeans, p.out, in.data, p.x)), "dMeans overlaps %s",
+                                   in.name);
         }
         ODNN_REQUIRE_SUPPORTED(!(p.dmeans && overlaps(p.dmeans, p.out, p.out_data, p.out)), "dMeans overlaps dx");
         return Status::ok();

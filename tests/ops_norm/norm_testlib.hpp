@@ -116,8 +116,8 @@ public:
     cudnnTensorDescriptor_t desc = nullptr;
 
     // strided: channels-last or channels-first (from `seed`) with a gap after every dim.
-    // row_pad: that many more elements after each run of the innermost dim (NCHW rows with
-    // a larger stride; 0 for the plain layouts).
+    // row_pad: that many more elements after each run of the innermost dim (NCHW: rows,
+    // NHWC: channel vectors, with a larger stride).
     static std::unique_ptr<Tensor> make(cudnnDataType_t dt, const std::vector<int>& dims, Layout layout,
                                         uint64_t seed = 0, int row_pad = 0) {
         auto t = std::unique_ptr<Tensor>(new Tensor());
