@@ -61,8 +61,12 @@ struct NormGeometry {
         const int64_t cc = f / s;
         return m * st[0] + cc * st[1] + spatial_offset(f - cc * s, st);
     }
-    // Offset of feature f in a scale / bias / mean / variance tensor (1 x C x 1.. or 1 x C x spatial).
-    ODNN_HD int64_t param_offset(const int64_t* st, int64_t f) const { return offset(st, 0, f); }
+    // Offset of feature f in a scale / bias / mean / variance tensor (1 x C x 1.. or 1 x C x spatial),
+    // or of feature f's first element in a data tensor: offset(st, 0, f), without its divisions
+    // where the feature is a channel (kernels finishing a channel call it in their inner loops).
+    ODNN_HD int64_t param_offset(const int64_t* st, int64_t f) const {
+        return per_channel ? f * st[1] : offset(st, 0, f);
+    }
 };
 
 // What the Ex calls fuse after the normalization (cudnnBatchNormOps_t / cudnnNormOps_t values).

@@ -60,6 +60,17 @@ constexpr int kStatsNhwcBlocks = 3;  // stats_nhwc blocks an SM (its launch boun
 
 enum class Layout { generic, nchw, nhwc };
 
+// The fused launch (fused_nchw): blocks an SM it is built for (its launch bound, <= 80
+// registers), worker threads a block (the last warp is its control warp), and the
+// vectors a worker thread holds in flight a round: forward 8 of x, backward 4 each of x
+// and dy (at 4 / 2 both directions ran 1.1-1.3x slower on the H100).
+constexpr int kFusedBlocks = 3;
+constexpr int kFusedWorkers = kThreads - 32;
+template <bool kBwd>
+constexpr int fused_unroll() {
+    return kBwd ? 4 : 8;
+}
+
 struct Strides {
     int64_t st[core::kDimMax];
 };
@@ -108,33 +119,43 @@ struct Plan {
     int64_t F = 0, M = 0;
     int P = 1;
     // Packed NCHW training and backward: statistics and apply in one launch (fused_nchw),
-    // G channels a group, NG groups, P slices a channel.
+    // P = Q tiles a channel (its partial sums' pieces), fitted to fused_grid blocks.
     bool fused = false;
-    int G = 1, NG = 1;
+    int64_t fused_grid = 0;
     size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, off_sync = 0, bytes = 0;
 };
 
 // Whether packed NCHW training / backward run fused (fused_nchw), meant for tensors
 // larger than the L2, where the three-pass apply reads them from DRAM again. Only with
-// ODNN_BN_FUSED=on for now (the GPU suite runs it):
-// on the H200 the fused launch measured slower than three passes at 128x256x56x56
-// (with the plain apply: training forward f32 0.345 against 0.314 ms, bf16 0.214 against
-// 0.191; backward 0.557 / 0.303 against 0.500 / 0.265), though it moves 2T / 3T of DRAM
-// traffic against 3T / 5T: its tiles lose more to their reductions, counters and waits
-// than the L2 saves (Nsight Compute: 43% of the warps' stall samples at barriers).
+// ODNN_BN_FUSED=on (the GPU suite runs it): on the H100 at 128x256x56x56 it measured
+// slower than three passes (training forward f32 0.489 against 0.423 ms, bf16 0.257
+// against 0.225; backward 0.744 / 0.381 against 0.677 / 0.355), though it moves 2T / 3T
+// of DRAM traffic against 3T / 5T: its loads in flight are held in registers, U vectors
+// a worker thread at 3 blocks an SM (~86 KB an SM), and its time fell 1.3x when U went
+// from 4 to 8 (docs/PERFORMANCE.md).
 bool fused_wanted() {
     static const bool on = core::knob_is("ODNN_BN_FUSED", "on");
     return on;
 }
 
-// Bytes of statistics-pass data a fused group holds (ODNN_BN_GROUP_KB, a tuning knob):
-// two groups and the writes between them must stay in the L2.
-int64_t fused_group_bytes() {
-    static const int64_t kb = [] {
-        const long v = core::knob_long("ODNN_BN_GROUP_KB", 0);
-        return v > 0 ? static_cast<int64_t>(v) : int64_t{12} << 10;
-    }();
-    return kb << 10;
+// Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
+int fused_lag() {
+    static const int lag = static_cast<int>(clamp64(core::knob_long("ODNN_BN_FUSED_LAG", 2), 2, 8));
+    return lag;
+}
+
+// The fused launch's tiles a channel: a tile is at most one round (U vectors a thread);
+// among up to twice the fewest tiles, the count whose last step is fullest (C Q tiles
+// over `grid` blocks a step).
+int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid) {
+    const int64_t qmin = clamp64(ceil_div(nvec, round), 1, kMaxSlices);
+    int64_t best = qmin;
+    double best_fill = 0.0;
+    for (int64_t q = qmin; q <= std::min<int64_t>(2 * qmin, kMaxSlices) && q <= nvec; ++q) {
+        const double fill = static_cast<double>(c * q) / static_cast<double>(ceil_div(c * q, grid) * grid);
+        if (fill > best_fill + 1e-9) best_fill = fill, best = q;
+    }
+    return static_cast<int>(best);
 }
 
 // stat_tensors: how many tensors of x's size the statistics pass reads (training 1,
@@ -177,16 +198,17 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
     pl.P = static_cast<int>(std::min<int64_t>(p, kMaxSlices));
     const int64_t elt = core::dtype_bits(k.dtype) / 8;
     const int64_t chan_bytes = g.n * g.s * elt;  // one tensor's bytes of one channel
-    if (pl.layout == Layout::nchw && stat_tensors > 0 && fused_wanted()) {
+    // Fused (packed NCHW training / backward, 16-byte vectors): tiles of one round, the
+    // grid as many blocks as the kernel's launch bound fits. Tile indices and the
+    // per-channel vector index are 32-bit-safe.
+    const int64_t vec16 = std::max<int64_t>(1, 16 / elt);
+    if (pl.layout == Layout::nchw && stat_tensors > 0 && fused_wanted() &&
+        (g.s % vec16) == 0 && chan_bytes < (int64_t{1} << 32) && g.c * int64_t{kMaxSlices} < (int64_t{1} << 31)) {
+        const bool bwd = stat_tensors > 1;
+        const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
         pl.fused = true;
-        pl.P = static_cast<int>(clamp64(ceil_div(chan_bytes, 32 << 10), 1, kMaxSlices));  // ~32 KB tiles
-        pl.G = static_cast<int>(clamp64(fused_group_bytes() / (chan_bytes * stat_tensors), 1, g.c));
-        pl.NG = static_cast<int>(ceil_div(g.c, pl.G));
-        // Tile indices are 32-bit; the per-channel vector index too (as stats_nchw's).
-        if (2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P >= (int64_t{1} << 31) || chan_bytes >= (int64_t{1} << 32)) {
-            pl.fused = false;
-            pl.P = static_cast<int>(std::min<int64_t>(p, kMaxSlices));
-        }
+        pl.fused_grid = int64_t{kFusedBlocks} * sm_count();
+        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid);
     }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;
@@ -201,7 +223,7 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
     pl.off_coef = off;
     off = align256(off + 5 * f8);  // five coefficient arrays, sized for double
     pl.off_sync = off;
-    if (pl.fused) off = align256(off + sizeof(unsigned) * (1 + static_cast<size_t>(pl.NG)));
+    if (pl.fused) off = align256(off + sizeof(unsigned) * static_cast<size_t>(pl.F));
     pl.bytes = off + 256;           // room to align a caller's workspace pointer
     return pl;
 }
@@ -602,7 +624,7 @@ __device__ FwdParams fwd_params(const NormGeometry& g, const FwdFinish<C>& o, in
     const int64_t mo = g.param_offset(o.pio.mv.st, f), so = g.param_offset(o.pio.sb.st, f);
     const bool run = side && o.run_mean, coef = o.scale != nullptr;
     FwdParams p;
-    p.center = core::load_elem(o.x, g.offset(o.xs.st, 0, f), o.x_dtype);
+    p.center = core::load_elem(o.x, g.param_offset(o.xs.st, f), o.x_dtype);
     p.rm = run ? core::load_elem(o.run_mean, mo, o.pio.dtype) : 0.0;
     p.rv = run ? core::load_elem(o.run_var, mo, o.pio.dtype) : 0.0;
     p.sc = coef ? core::load_elem(o.scale, so, o.pio.dtype) : 0.0;
@@ -1082,40 +1104,46 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// ---- Fused statistics and apply: packed NCHW SPATIAL, one persistent launch ----
+// ---- Fused statistics and apply: packed NCHW SPATIAL, one cooperative launch ----
 //
 // The three-pass form (statistics, finalize, apply) reads every channel twice from
-// DRAM: training forward moves 3T, backward 5T. Here the channels go in groups of G
-// whose statistics-pass bytes fit a fraction of the 50 MB L2, and one launch of resident
-// blocks takes tiles (channel, slice) from a global counter in the order
-//   S0 S1 A0 S2 A1 ... S(NG-1) A(NG-2) A(NG-1)      (S = statistics, A = apply)
-// so a group's apply re-reads what its statistics read one group earlier, from L2:
-// forward 2T and backward 3T of DRAM traffic. A statistics tile stores its slice's sums
-// and counts itself done in its group; an apply tile waits for its group's count, then
-// sums its channel's slices in a fixed order (deterministic, the same in every tile of
-// the channel) and finishes the channel itself. No block finishes a group for the
-// others: a block that did (the last statistics tile's) held every apply tile of the
-// group behind its chain of parameter loads, 10-20 us a group, and the launch ran slower
-// than three passes.
-// Progress without co-residency assumptions: tiles are taken in order by running
-// blocks (a block takes its next tile as it starts one), statistics tiles never wait,
-// and every statistics tile of group g precedes every apply tile of g in the order, so
-// whatever an apply tile waits for is held by a block that is running and not waiting
-// on anything later.
+// DRAM: training forward moves 3T, backward 5T. Here a channel is cut into Q tiles
+// (tile t = channel t / Q, piece t % Q, at most U vectors a worker thread and tensor),
+// and a cooperative launch of P resident blocks runs in steps: at step i block b sums
+// tile i P + b (its statistics) and then applies tile (i - lag) P + b, which it summed
+// lag steps earlier. So a tile's apply re-reads from L2 what its statistics read about
+// (lag + 1) P tiles before: forward 2T and backward 3T of DRAM traffic, with
+// (lag + 1) P tiles' bytes held in L2 (~20 MB at lag 2, 3 blocks an SM).
+//
+// A block is seven worker warps and one control warp, meeting at one barrier a step.
+// The workers load and sum the step's statistics tile into shared memory, issue the
+// apply tile's loads, wait at the barrier, then apply with the coefficients the control
+// warp left there. The control warp, before the barrier, waits for the apply tile's
+// channel (its Q statistics tiles counted, an acquire by every lane), sums the channel's
+// Q pieces in a fixed order (deterministic, the same in every tile of the channel) and
+// finishes the channel (its piece 0 also writes the side outputs); after the barrier it
+// stores the step's statistics sums at the tile's index and counts them in the channel
+// (a release). So no worker waits on a channel's finish, a chain of several memory
+// latencies: a first form in which warp 0 both worked and finished ran 1.5x slower than
+// three passes. This one is still 1.07-1.16x slower (H100, 128x256x56x56; fused_wanted),
+// bound by the bytes its workers hold in flight in registers: copying the statistics
+// tiles into shared memory asynchronously, a step ahead, is what would lift that bound.
+// Progress: every block is resident (cooperative launch). The control warp of step i
+// waits for statistics of steps <= i - lag + 1 <= i - 1 (a channel's tiles span at most
+// two steps; lag >= 2), counted after the barriers of those steps, so by induction on i
+// every step completes.
 
 struct FusedPlan {
     int64_t cs = 0;  // C * S
     uint32_t s = 0;
     FastDiv fd_s;
     int64_t nvec = 0;  // vectors per channel: N * S / V
-    int Q = 1;         // slices per channel
-    int G = 1, NG = 1;  // channels per group, groups
-    int64_t C = 0;
-};
-
-struct FusedSync {
-    unsigned* next_tile;  // [1]
-    unsigned* done;       // [NG] statistics tiles finished per group
+    int Q = 1;         // tiles a channel
+    int64_t qlen = 0;  // nvec / Q
+    int qrem = 0;      // nvec % Q
+    int C = 0;         // channels; C * Q < 2^31
+    int lag = 1;       // steps from a tile's statistics to its apply
+    int steps = 0;     // ceil(C * Q / grid) + lag
 };
 
 template <class T>
@@ -1218,146 +1246,200 @@ __device__ __forceinline__ void bwd_apply_vec(const FusedIo<T>& io, const BwdCoe
     store_vec_stream<T, V>(io.out + off, out);
 }
 
-// Four blocks an SM (<= 64 registers): a block spends part of each tile in its
-// reduction, fences and counters, so other blocks must keep the SM's loads in flight
-// (two blocks an SM measured 0.35 ms for the bf16 training forward, slower than three
-// passes). Backward loads two or three tensors, so U = 2 vectors of each in flight. The
-// 16-bit forms take three blocks (at 64 registers they spilled 80 / 304 bytes).
-template <class T, bool kBwd>
-constexpr int fused_min_blocks() {
-    return sizeof(T) == 2 ? 3 : 4;
+// The vectors [v0, v1) of channel c's piece q (tile t = c Q + q): pieces of nvec / Q
+// vectors, the first nvec % Q of them one longer. 32-bit divisions only (a 64-bit one
+// is a call, and the registers live across it spill).
+struct FusedTile {
+    int64_t c, base, v0, v1;
+    int q;
+};
+__device__ __forceinline__ FusedTile fused_tile(const FusedPlan& fp, uint32_t t) {
+    FusedTile r;
+    const uint32_t c = t / static_cast<uint32_t>(fp.Q);
+    r.c = c;
+    r.q = static_cast<int>(t - c * static_cast<uint32_t>(fp.Q));
+    r.base = r.c * fp.s;
+    r.v0 = static_cast<int64_t>(r.q) * fp.qlen + min(r.q, fp.qrem);
+    r.v1 = r.v0 + fp.qlen + (r.q < fp.qrem ? 1 : 0);
+    return r;
+}
+
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// The fused kernel holds its loads as raw 16-byte words and unpacks them at their use:
+// a Vec of 16-bit elements unpacked early takes 8 registers, and U of them spilled.
+__device__ __forceinline__ uint4 ld16(const void* p) { return *static_cast<const uint4*>(p); }
+__device__ __forceinline__ uint4 ld16_last(const void* p) { return __ldcs(static_cast<const uint4*>(p)); }
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> as_vec_of(const uint4& u) {
+    static_assert(sizeof(Vec<T, V>) == 16, "16-byte vectors");
+    Vec<T, V> r;
+    memcpy(&r, &u, 16);
+    return r;
+}
+
+// One round of a fused tile's loads, all issued before any is used: vectors
+// vb + u kFusedWorkers < tl.v1 of x, and of dy (kBwd) and y (has_y). kLast: the apply's
+// re-reads, evict-first.
+template <class T, int V, int U, bool kBwd, bool kLast>
+__device__ __forceinline__ void fused_load_round(const FusedIo<T>& io, const FusedPlan& fp, const FusedTile& tl,
+                                                 int64_t vb, bool has_y, uint4 (&xv)[U], uint4 (&dv)[U],
+                                                 uint4 (&yv)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const int64_t v = vb + u * kFusedWorkers;
+        if (v < tl.v1) {
+            const int64_t off = tl.base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s);
+            xv[u] = kLast ? ld16_last(io.x + off) : ld16(io.x + off);
+            if constexpr (kBwd) {
+                dv[u] = kLast ? ld16_last(io.dy + off) : ld16(io.dy + off);
+                if (has_y) yv[u] = kLast ? ld16_last(io.y + off) : ld16(io.y + off);
+            }
+        }
+    }
 }
 
 // kPlain (with_plain): no activation, add or beta, compiled without their run-time
 // switches (resident_nchw's too).
 template <class T, int V, bool kBwd, bool kPlain>
-__global__ void __launch_bounds__(kThreads, fused_min_blocks<T, kBwd>())
-    fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, FusedSync sy, double* __restrict__ part_a,
+__global__ void __launch_bounds__(kThreads, kFusedBlocks)
+    fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, unsigned* __restrict__ done, double* __restrict__ part_a,
                double* __restrict__ part_b, FwdFinish<typename Io<T>::C> ff, BwdFinish<typename Io<T>::C> bf) {
     using C = typename Io<T>::C;
-    constexpr int U = kBwd ? 2 : 4;
-    __shared__ unsigned sh_tile;
-    __shared__ FwdCoef<C> sh_fwd;
-    __shared__ BwdCoef<C> sh_bwd;
-    const unsigned tg = static_cast<unsigned>(fp.G) * fp.Q;
-    const unsigned total = 2u * fp.NG * tg;
-    const bool has_act = kBwd && !kPlain && io.ops != 0;
-    auto run_tile = [&](unsigned t) {
-        const unsigned k = t / tg, within = t - k * tg;
-        bool stats;
-        int grp;
-        if (k == 0) {
-            stats = true, grp = 0;
-        } else if (k == 2u * fp.NG - 1) {
-            stats = false, grp = fp.NG - 1;
-        } else if (k & 1u) {
-            stats = true, grp = static_cast<int>((k + 1) / 2);
-        } else {
-            stats = false, grp = static_cast<int>(k / 2 - 1);
-        }
-        const int64_t c0 = static_cast<int64_t>(grp) * fp.G;
-        const int64_t c = c0 + within / fp.Q;
-        const int q = static_cast<int>(within % fp.Q);
-        if (c >= fp.C) return;  // the last group's missing channels
-        const int64_t v0 = fp.nvec * q / fp.Q, v1 = fp.nvec * (q + 1) / fp.Q;
-        const int64_t base = c * fp.s;
-        auto offset = [&](int64_t v) { return base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s); };
-        const int64_t nch = std::min<int64_t>(fp.G, fp.C - c0);
-        if (stats) {
-            const C center = kBwd ? static_cast<C>(bf.mean_in[c]) : Io<T>::in(io.x[base]);
-            double acc_a = 0.0, acc_b = 0.0;
-            stats_nchw_slice<T, V, kBwd, U>(io.x + base, kBwd ? io.dy + base : nullptr,
-                                            has_act ? io.y + base : nullptr, has_act, io.act, center, fp.cs, fp.s,
-                                            fp.fd_s, v0, v1, acc_a, acc_b);
-            block_sum2(acc_a, acc_b);
-            if (threadIdx.x == 0) {
-                part_a[static_cast<int64_t>(q) * fp.C + c] = acc_a;
-                part_b[static_cast<int64_t>(q) * fp.C + c] = acc_b;
-                __threadfence();
-                atomicAdd(sy.done + grp, 1u);
-            }
-            return;
-        }
-        // Apply: once the group's statistics are all in, warp 0 sums the channel's slices
-        // (a fixed order: every tile of the channel gets the same coefficients) and
-        // finishes it; the channel's first tile also writes the side outputs.
-        if (threadIdx.x < 32) {
-            const unsigned want = static_cast<unsigned>(nch * fp.Q);
-            if (threadIdx.x == 0)
-                while (load_acquire(sy.done + grp) < want) __nanosleep(128);
-            __syncwarp();
-            __threadfence();
-            double sa = 0.0, sb = 0.0;
-            for (int p = static_cast<int>(threadIdx.x); p < fp.Q; p += 32) {
-                sa += __ldcg(part_a + static_cast<int64_t>(p) * fp.C + c);
-                sb += __ldcg(part_b + static_cast<int64_t>(p) * fp.C + c);
-            }
-            sa = warp_sum(sa);
-            sb = warp_sum(sb);
-            if (threadIdx.x == 0) {
-                if constexpr (kBwd)
-                    sh_bwd = finish_backward<C>(g, bf, c, sa, sb, q == 0);
-                else
-                    sh_fwd = finish_forward<C>(g, ff, c, sa, sb, q == 0);
-            }
-        }
-        __syncthreads();
-        if constexpr (!kBwd) {
-            const FwdCoef<C> k = sh_fwd;
-            auto one = [&](int64_t off, const Vec<T, V>& xv) { fwd_apply_vec<T, V, kPlain>(io, k, off, xv); };
-            int64_t v = v0 + threadIdx.x;
-            for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
-                int64_t off[U];
-                Vec<T, V> xv[U];
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    off[u] = offset(v + u * kThreads);
-                    xv[u] = load_vec_last<T, V>(io.x + off[u]);
-                }
-#pragma unroll
-                for (int u = 0; u < U; ++u) one(off[u], xv[u]);
-            }
-            for (; v < v1; v += kThreads) {
-                const int64_t off = offset(v);
-                one(off, load_vec_last<T, V>(io.x + off));
-            }
-        } else {
-            const BwdCoef<C> k = sh_bwd;
-            auto one = [&](int64_t off, const Vec<T, V>& xv, const Vec<T, V>& dv) {
-                bwd_apply_vec<T, V, kPlain>(io, k, off, xv, dv);
-            };
-            int64_t v = v0 + threadIdx.x;
-            for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
-                int64_t off[U];
-                Vec<T, V> xv[U], dv[U];
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    off[u] = offset(v + u * kThreads);
-                    xv[u] = load_vec_last<T, V>(io.x + off[u]);
-                    dv[u] = load_vec_last<T, V>(io.dy + off[u]);
-                }
-#pragma unroll
-                for (int u = 0; u < U; ++u) one(off[u], xv[u], dv[u]);
-            }
-            for (; v < v1; v += kThreads) {
-                const int64_t off = offset(v);
-                one(off, load_vec_last<T, V>(io.x + off), load_vec_last<T, V>(io.dy + off));
-            }
-        }
+    constexpr int U = fused_unroll<kBwd>(), kW = kFusedWorkers, kWarps = kW / 32;
+    __shared__ double sh_red[2][2][kWarps];  // [step parity][a, b][worker warp]
+    __shared__ FwdCoef<C> sh_fwd[2];         // [step parity]
+    __shared__ BwdCoef<C> sh_bwd[2];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t tiles = static_cast<int64_t>(fp.C) * fp.Q, P = gridDim.x;
+    auto step_tiles = [&](int64_t i, bool& do_s, bool& do_a, int64_t& ts_i, int64_t& ta_i) {
+        ts_i = i * P + blockIdx.x;
+        ta_i = (i - fp.lag) * P + blockIdx.x;
+        do_s = ts_i < tiles;
+        do_a = i >= fp.lag && ta_i < tiles;
     };
-    // Thread 0 takes the next tile as this one starts (its counter's latency hidden
-    // behind the tile) and publishes it at the end.
-    if (threadIdx.x == 0) sh_tile = atomicAdd(sy.next_tile, 1u);
-    __syncthreads();
-    for (;;) {
-        const unsigned t = sh_tile;
-        __syncthreads();  // everyone has read this tile before thread 0 publishes the next
-        if (t >= total) break;
-        unsigned next = 0;
-        if (threadIdx.x == 0) next = atomicAdd(sy.next_tile, 1u);
-        run_tile(t);
-        if (threadIdx.x == 0) sh_tile = next;
-        __syncthreads();
+    if (warp == kWarps) {
+        // The control warp. Before step i's barrier: the coefficients of step i's apply tile
+        // into slot i % 2 (its channel's statistics are at least lag - 1 >= 1 steps old, so
+        // the wait is short and never on this step's tiles). After it: the step's statistics
+        // sums (the workers' slot i % 2) stored at the tile's index and counted in its
+        // channel (a release).
+        for (int64_t i = 0; i < fp.steps; ++i) {
+            const int par = static_cast<int>(i & 1);
+            bool do_s, do_a;
+            int64_t ts_i, ta_i;
+            step_tiles(i, do_s, do_a, ts_i, ta_i);
+            if (do_a) {
+                const FusedTile ta = fused_tile(fp, static_cast<uint32_t>(ta_i));
+                FwdParams prm{};
+                double mean = 0.0, istd = 0.0, sc = 0.0;
+                if (lane == 0) {
+                    if constexpr (!kBwd) {
+                        prm = fwd_params<C>(g, ff, ta.c, ta.q == 0);
+                    } else {
+                        mean = bf.mean_in[ta.c];
+                        istd = bf.istd_in[ta.c];
+                        sc = core::load_elem(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
+                    }
+                }
+                // Every lane acquires the count itself, so its loads of the pieces follow it;
+                // the pieces are summed in one fixed order (the same in every tile of the channel).
+                while (load_acquire(done + ta.c) < static_cast<unsigned>(fp.Q)) __nanosleep(64);
+                double sa = 0.0, sb = 0.0;
+                for (int p = lane; p < fp.Q; p += 32) {
+                    sa += __ldcg(part_a + ta.c * fp.Q + p);
+                    sb += __ldcg(part_b + ta.c * fp.Q + p);
+                }
+                sa = warp_sum(sa);
+                sb = warp_sum(sb);
+                if (lane == 0) {
+                    if constexpr (!kBwd)
+                        sh_fwd[par] = finish_forward<C>(g, ff, ta.c, prm, sa, sb, ta.q == 0);
+                    else
+                        sh_bwd[par] = finish_backward_at<C>(g, bf, ta.c, mean, istd, sc, sa, sb, ta.q == 0);
+                }
+            }
+            named_barrier_sync(1, kThreads);
+            if (do_s) {
+                double a = lane < kWarps ? sh_red[par][0][lane] : 0.0;
+                double b = lane < kWarps ? sh_red[par][1][lane] : 0.0;
+                a = warp_sum(a);
+                b = warp_sum(b);
+                if (lane == 0) {
+                    part_a[ts_i] = a;
+                    part_b[ts_i] = b;
+                    red_release_add(done + static_cast<uint32_t>(ts_i) / static_cast<uint32_t>(fp.Q), 1u);
+                }
+            }
+        }
+        return;
+    }
+    // The workers: kW threads.
+    const bool has_act = kBwd && !kPlain && io.ops != 0;
+    auto offset = [&](const FusedTile& tl, int64_t v) { return tl.base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s); };
+    auto as_vec = [](const uint4& u) { return as_vec_of<T, V>(u); };
+    for (int64_t i = 0; i < fp.steps; ++i) {
+        const int par = static_cast<int>(i & 1);
+        bool do_s, do_a;
+        int64_t ts_i, ta_i;
+        step_tiles(i, do_s, do_a, ts_i, ta_i);
+        // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
+        // before any is used.
+        double acc_a = 0.0, acc_b = 0.0;
+        if (do_s) {
+            const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
+            const C center = kBwd ? static_cast<C>(bf.mean_in[ts.c]) : Io<T>::in(io.x[ts.base]);
+            for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
+                uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
+                fused_load_round<T, V, U, kBwd, false>(io, fp, ts, vb, has_act, xv, dv, yv);
+                C fa = 0, fb = 0;
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    if (vb + u * kW < ts.v1) {
+                        const Vec<T, V> xe = as_vec(xv[u]), de = as_vec(dv[u]), ye = as_vec(yv[u]);
+#pragma unroll
+                        for (int e = 0; e < V; ++e)
+                            contrib<C, kBwd>(Io<T>::in(xe.v[e]), kBwd ? Io<T>::in(de.v[e]) : C(0),
+                                             (kBwd && has_act) ? Io<T>::in(ye.v[e]) : C(0), has_act, io.act, center,
+                                             fa, fb);
+                    }
+                acc_a += fa;
+                acc_b += fb;
+            }
+        }
+        acc_a = warp_sum(acc_a);
+        acc_b = warp_sum(acc_b);
+        if (lane == 0) {
+            sh_red[par][0][warp] = acc_a;
+            sh_red[par][1][warp] = acc_b;
+        }
+        // The apply's first round of loads, in flight across the barrier.
+        const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
+        uint4 xa[U], da[U], ya[U];
+        const int64_t va = ta.v0 + threadIdx.x;
+        if (do_a) fused_load_round<T, V, U, kBwd, true>(io, fp, ta, va, false, xa, da, ya);
+        named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
+        if (!do_a) continue;
+        const FwdCoef<C> kf = sh_fwd[par];
+        const BwdCoef<C> kb = sh_bwd[par];
+        for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
+            if (vb != va) fused_load_round<T, V, U, kBwd, true>(io, fp, ta, vb, false, xa, da, ya);
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int64_t v = vb + u * kW;
+                if (v >= ta.v1) continue;
+                if constexpr (!kBwd)
+                    fwd_apply_vec<T, V, kPlain>(io, kf, offset(ta, v), as_vec(xa[u]));
+                else
+                    bwd_apply_vec<T, V, kPlain>(io, kb, offset(ta, v), as_vec(xa[u]), as_vec(da[u]));
+            }
+        }
     }
 }
 
@@ -1825,45 +1907,69 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
         launch_apply_forward_v<T, 1>(pl, g, x, z, y, coef, channel, ops, k.act, alpha, beta, s);
 }
 
-// Fused statistics + apply (Plan::fused): clears the tile and group counters, then one
-// launch of as many blocks as fit the GPU at once.
+// Fused statistics + apply (Plan::fused): clears the channel counters, then one
+// cooperative launch of as many blocks as the plan's quantization assumed and fit the
+// GPU at once. *done stays false (three passes follow) where the instance does not fit
+// or the device refuses the cooperative launch.
 template <class T, int V, bool kBwd, bool kPlain>
 Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
-                      const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
-                      cudaStream_t s) {
+                      const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
+                      bool* done) {
+    auto fn = fused_nchw<T, V, kBwd, kPlain>;
+    static const int per_sm = [&] {
+        int b = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, kThreads, 0) != cudaSuccess) {
+            cudaGetLastError();
+            b = 0;
+        }
+        return b;
+    }();
+    if (per_sm == 0) return Status::ok();
     FusedPlan fp;
     fp.cs = g.c * g.s;
     fp.s = static_cast<uint32_t>(g.s);
     fp.fd_s = FastDiv(fp.s);
     fp.nvec = g.n * g.s / V;
     fp.Q = pl.P;
-    fp.G = pl.G;
-    fp.NG = pl.NG;
-    fp.C = g.c;
-    unsigned* sync = reinterpret_cast<unsigned*>(ws + pl.off_sync);
-    const FusedSync sy{sync, sync + 1};
-    ODNN_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(sync, 0, sizeof(unsigned) * (1 + static_cast<size_t>(pl.NG)), s),
-                                     "clearing the batch-norm tile counters"));
-    static const int per_sm = [] {
-        int b = 0;
-        auto fn = fused_nchw<T, V, kBwd, kPlain>;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, kThreads, 0) != cudaSuccess) cudaGetLastError();
-        return std::max(1, b);
-    }();
-    const int64_t tiles = 2 * static_cast<int64_t>(pl.NG) * pl.G * pl.P;
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, static_cast<int64_t>(per_sm) * sm_count()));
-    fused_nchw<T, V, kBwd, kPlain><<<grid, kThreads, 0, s>>>(g, fp, io, sy, reinterpret_cast<double*>(ws + pl.off_a),
-                                                             reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
+    fp.C = static_cast<int>(g.c);
+    fp.lag = fused_lag();
+    fp.qlen = fp.nvec / fp.Q;
+    fp.qrem = static_cast<int>(fp.nvec % fp.Q);
+    const int64_t tiles = g.c * pl.P;
+    const int64_t grid = std::min({pl.fused_grid, static_cast<int64_t>(per_sm) * sm_count(), tiles});
+    fp.steps = static_cast<int>(ceil_div(tiles, grid) + fp.lag);
+    unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(counters, 0, sizeof(unsigned) * static_cast<size_t>(g.c), s),
+                                     "clearing the batch-norm channel counters"));
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeCooperative;
+    attr.val.cooperative = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(grid));
+    cfg.blockDim = dim3(kThreads);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, fn, g, fp, io, counters, reinterpret_cast<double*>(ws + pl.off_a),
+                                             reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
+    if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {
+        cudaGetLastError();
+        return Status::ok();
+    }
+    ODNN_RETURN_IF_ERROR(cuda_status(e, "fused batch-norm launch"));
+    *done = true;
     return Status::ok();
 }
 
+// The fused launch for 16-bit vectors (Plan::fused); anything else leaves *done false.
 template <class T, bool kBwd>
 Status launch_fused(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, int vec, char* ws,
-                    const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s) {
+                    const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
+                    bool* done) {
+    if (!pl.fused || vec != Io<T>::kVec) return Status::ok();
     return with_plain(io.ops, io.beta, [&](auto plain) {
         constexpr bool kPlain = decltype(plain)::value;
-        return vec == Io<T>::kVec ? launch_fused_v<T, Io<T>::kVec, kBwd, kPlain>(pl, g, io, ws, ff, bf, s)
-                                  : launch_fused_v<T, 1, kBwd, kPlain>(pl, g, io, ws, ff, bf, s);
+        return launch_fused_v<T, Io<T>::kVec, kBwd, kPlain>(pl, g, io, ws, ff, bf, s, done);
     });
 }
 
@@ -2069,11 +2175,10 @@ public:
                                     nullptr, static_cast<T*>(p.y_data), nullptr, static_cast<int>(p.k.ops), p.k.act,
                                     static_cast<C>(p.out.alpha), static_cast<C>(p.out.beta)};
                 const int vec = choose_vec<T>(pl, g, {p.x_data, p.z_data, p.y_data});
-                if (pl.fused) {
-                    ODNN_RETURN_IF_ERROR((launch_fused<T, false>(pl, g, io, vec, ws, ff, BwdFinish<C>{}, h.stream)));
-                    return launched(name());
-                }
                 bool done = false;
+                ODNN_RETURN_IF_ERROR(
+                    (launch_fused<T, false>(pl, g, io, vec, ws, ff, BwdFinish<C>{}, h.stream, &done)));
+                if (done) return launched(name());
                 ODNN_RETURN_IF_ERROR((launch_resident<T, false>(pl, g, io, ResidentSaved{}, vec, ff, BwdFinish<C>{},
                                                                 h.stream, &done)));
                 if (done) return launched(name());
@@ -2160,8 +2265,9 @@ public:
                 finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, mo);
             }
             if (pl.fused) {
-                ODNN_RETURN_IF_ERROR((launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, bf, h.stream)));
-                return launched(name());
+                bool done = false;
+                ODNN_RETURN_IF_ERROR((launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, bf, h.stream, &done)));
+                if (done) return launched(name());
             }
             a.dy = p.dy_data;
             a.dys = strides_of(p.dy);
