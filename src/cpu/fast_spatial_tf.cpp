@@ -12,6 +12,10 @@
 //            blended into dx;
 //   dgrid    output rows one after another (one thread: see backward_dgrid), channel by
 //            channel: each position's sum over channels in channel order.
+// The grid generator (cudnnSpatialTfGridGeneratorForward / Backward) likewise: the
+// reference's expressions in its order, typed, the normalised coordinates of a row and a
+// column computed once, not once an element; forward over threads by grid rows, backward
+// by images (each image's dtheta sums its positions in row-major order).
 #include <omp.h>
 
 #include <algorithm>
@@ -251,8 +255,78 @@ public:
     }
 };
 
+// ---- Grid generator ----
+
+template <class T>
+void grid_forward(const core::SpatialTfGridProblem& p, const std::vector<double>& bx, const std::vector<double>& by) {
+    const T* theta = static_cast<const T*>(p.in);
+    T* grid = static_cast<T*>(p.out);
+    const int64_t rows = p.n * p.h;
+#pragma omp parallel for schedule(static) if (rows * p.w > kParallelMin)
+    for (int64_t nh = 0; nh < rows; ++nh) {
+        const int64_t n = nh / p.h, h = nh - n * p.h;
+        double th[6];
+        for (int k = 0; k < 6; ++k) th[k] = static_cast<double>(load(theta[n * 6 + k]));
+        const double yh = by[static_cast<size_t>(h)];
+        T* g = grid + nh * p.w * 2;
+        for (int64_t w = 0; w < p.w; ++w) {
+            const double xw = bx[static_cast<size_t>(w)];
+            g[2 * w] = store<T>(th[0] * xw + th[1] * yh + th[2]);
+            g[2 * w + 1] = store<T>(th[3] * xw + th[4] * yh + th[5]);
+        }
+    }
+}
+
+template <class T>
+void grid_backward(const core::SpatialTfGridProblem& p, const std::vector<double>& bx, const std::vector<double>& by) {
+    const T* dgrid = static_cast<const T*>(p.in);
+    T* dtheta = static_cast<T*>(p.out);
+#pragma omp parallel for schedule(static) if (p.n * p.h * p.w > kParallelMin)
+    for (int64_t n = 0; n < p.n; ++n) {
+        double d[6] = {0, 0, 0, 0, 0, 0};
+        const T* g = dgrid + n * p.h * p.w * 2;
+        for (int64_t h = 0; h < p.h; ++h) {
+            const double yh = by[static_cast<size_t>(h)];
+            for (int64_t w = 0; w < p.w; ++w, g += 2) {
+                const double xw = bx[static_cast<size_t>(w)];
+                const double g0 = static_cast<double>(load(g[0])), g1 = static_cast<double>(load(g[1]));
+                d[0] += g0 * xw;
+                d[1] += g0 * yh;
+                d[2] += g0 * 1.0;
+                d[3] += g1 * xw;
+                d[4] += g1 * yh;
+                d[5] += g1 * 1.0;
+            }
+        }
+        for (int k = 0; k < 6; ++k) dtheta[n * 6 + k] = store<T>(d[k]);
+    }
+}
+
+class FastSpatialTfGrid final : public core::Impl<core::SpatialTfGridProblem> {
+public:
+    const char* name() const override { return "fast_spatial_tf_grid"; }
+    Status check(const core::SpatialTfGridProblem& p) const override {
+        const int dt = static_cast<int>(p.dtype);
+        return check_storage(dt, p.backward ? "dgrid" : "theta", dt, "the descriptor");
+    }
+    Status execute(const core::Handle&, const core::SpatialTfGridProblem& p) const override {
+        std::vector<double> bx(static_cast<size_t>(p.w)), by(static_cast<size_t>(p.h));
+        for (int64_t w = 0; w < p.w; ++w) bx[static_cast<size_t>(w)] = core::tf_base_coord(w, p.w);
+        for (int64_t h = 0; h < p.h; ++h) by[static_cast<size_t>(h)] = core::tf_base_coord(h, p.h);
+        with_storage(static_cast<int>(p.dtype), [&](auto tag) {
+            using T = decltype(tag);
+            if (p.backward)
+                grid_backward<T>(p, bx, by);
+            else
+                grid_forward<T>(p, bx, by);
+        });
+        return Status::ok();
+    }
+};
+
 }  // namespace
 
 ODNN_REGISTER_IMPL(cpu, core::SpatialTfSamplerProblem, FastSpatialTfSampler, core::kPriorityFast);
+ODNN_REGISTER_IMPL(cpu, core::SpatialTfGridProblem, FastSpatialTfGrid, core::kPriorityFast);
 
 }  // namespace odnn::cpu

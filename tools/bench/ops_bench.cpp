@@ -418,14 +418,23 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             r.error = status_text(lib, "grid generator", last);
             return r;
         }
-        if (p.dir == "fwd") {
+        if (p.dir == "grid_fwd") {  // the grid generator alone: theta -> grid
+            out = grid;
+            out_count = ngrid;
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfGridGeneratorForward, lib.handle(), st, theta->ptr, grid->ptr)); };
+        } else if (p.dir == "grid_bwd") {  // dgrid -> dtheta
+            out_count = static_cast<size_t>(s.dims[0]) * 6;
+            out = run.buffer(out_count, t, 7, &err);
+            if (!out) { r.error = err; return r; }
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfGridGeneratorBackward, lib.handle(), st, dgrid->ptr, out->ptr)); };
+        } else if (p.dir == "fwd") {
             out = y;
             launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfSamplerForward, lib.handle(), st, one, xd, x->ptr, grid->ptr, zero, yd, y->ptr)); };
         } else {
             out = dx;
             launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfSamplerBackward, lib.handle(), st, one, xd, x->ptr, zero, xd, dx->ptr, one, yd, dy->ptr, grid->ptr, zero, dgrid->ptr)); };
         }
-        if (!launch()) { r.error = status_text(lib, "spatial transformer sampler", last); return r; }
+        if (!launch()) { r.error = status_text(lib, p.dir.rfind("grid", 0) == 0 ? "grid generator" : "spatial transformer sampler", last); return r; }
         bool good = false;
         r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
         if (!good) { r.error = "a timed run failed"; return r; }
@@ -514,8 +523,9 @@ double op_bytes(const Problem& p) {
     if (p.op == "lrn") return p.dir == "fwd" ? 2 * tensor : 4 * tensor;      // bwd: y, dy, x -> dx
     if (p.op == "divnorm") return p.dir == "fwd" ? 2 * tensor : 3 * tensor;  // bwd: x, dy -> dx (no means)
     if (p.op == "dropout") return 2 * tensor + static_cast<double>(count(s.nb, s.dims)) / 8;  // + the mask bits
-    if (p.op == "stf") {  // fwd: x, grid -> y; bwd: x, dy, grid -> dx, dgrid
+    if (p.op == "stf") {  // fwd: x, grid -> y; bwd: x, dy, grid -> dx, dgrid; grid_fwd / grid_bwd: the grid once
         const double grid = static_cast<double>(s.dims[0]) * s.dims[2] * s.dims[3] * 2 * dtype_of(p.dt).bytes;
+        if (p.dir == "grid_fwd" || p.dir == "grid_bwd") return grid;
         return p.dir == "fwd" ? 2 * tensor + grid : 3 * tensor + 2 * grid;
     }
     if (p.op == "scale") return 2 * tensor;

@@ -47,7 +47,7 @@ const std::map<std::string, OpSpec>& op_specs() {
         m["lrn"] = {{"fwd", "bwd"}, {}, lrn_ints, {"alpha", "beta", "k"}, {}};
         m["divnorm"] = {{"fwd", "bwd"}, {}, lrn_ints, {"alpha", "beta", "k"}, {}};
         m["dropout"] = {{"fwd", "bwd"}, {}, shape, {"p"}, {}};
-        m["stf"] = {{"fwd", "bwd"}, {}, shape, {}, {}};
+        m["stf"] = {{"fwd", "bwd", "grid_fwd", "grid_bwd"}, {}, shape, {}, {}};
         std::set<std::string> reduce_ints = shape;
         for (const char* k : {"on", "oc", "od", "oh", "ow", "indices"}) reduce_ints.insert(k);
         m["reduce"] = {{""}, {{"op", {"add", "mul", "min", "max", "amax", "avg", "norm1", "norm2", "mul_nz"}}}, reduce_ints, {}, {}};
