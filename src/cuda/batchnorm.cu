@@ -288,12 +288,13 @@ __device__ __forceinline__ int64_t nchw_vec_offset(int64_t v, int64_t cs, uint32
 
 // The vectors [v0, v1) of one channel (its first elements at xc, dyc, yc), summed into
 // this thread's acc_a / acc_b (contrib).
-template <class T, int V, bool kBwd, int U = 4>  // U: vectors in flight per thread and tensor
+template <class T, int V, bool kBwd>
 __device__ __forceinline__ void stats_nchw_slice(const T* __restrict__ xc, const T* __restrict__ dyc,
                                                  const T* __restrict__ yc, bool has_act, const NormActivation& act,
                                                  typename Io<T>::C center, int64_t cs, uint32_t s, FastDiv fd_s,
                                                  int64_t v0, int64_t v1, double& acc_a, double& acc_b) {
     using C = typename Io<T>::C;
+    constexpr int U = 4;  // vectors in flight per thread and tensor
     auto offset = [&](int64_t v) { return nchw_vec_offset<V>(v, cs, s, fd_s); };
     int64_t v = v0 + threadIdx.x;
     for (; v + (U - 1) * kThreads < v1; v += U * kThreads) {
@@ -1166,15 +1167,24 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
     return v;
 }
 
+// The fused kernel holds its loads as raw 16-byte words and unpacks them at their use:
+// a Vec of 16-bit elements unpacked early takes 8 registers, and U of them spilled.
+__device__ __forceinline__ uint4 ld16(const void* p) { return *static_cast<const uint4*>(p); }
+__device__ __forceinline__ uint4 ld16_last(const void* p) { return __ldcs(static_cast<const uint4*>(p)); }
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> as_vec_of(const uint4& u) {
+    static_assert(sizeof(Vec<T, V>) == 16, "16-byte vectors");
+    Vec<T, V> r;
+    memcpy(&r, &u, 16);
+    return r;
+}
+
 // 16-byte vectors read for the last time / written once: evict-first in L2, so the
-// group still to be re-read keeps its lines.
+// tiles still to be re-read keep their lines.
 template <class T, int V>
 __device__ __forceinline__ Vec<T, V> load_vec_last(const T* p) {
     if constexpr (sizeof(Vec<T, V>) == 16) {
-        const uint4 u = __ldcs(reinterpret_cast<const uint4*>(p));
-        Vec<T, V> r;
-        memcpy(&r, &u, 16);
-        return r;
+        return as_vec_of<T, V>(ld16_last(p));
     } else {
         return load_vec<T, V>(p);
     }
@@ -1271,18 +1281,6 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 
 __device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-// The fused kernel holds its loads as raw 16-byte words and unpacks them at their use:
-// a Vec of 16-bit elements unpacked early takes 8 registers, and U of them spilled.
-__device__ __forceinline__ uint4 ld16(const void* p) { return *static_cast<const uint4*>(p); }
-__device__ __forceinline__ uint4 ld16_last(const void* p) { return __ldcs(static_cast<const uint4*>(p)); }
-template <class T, int V>
-__device__ __forceinline__ Vec<T, V> as_vec_of(const uint4& u) {
-    static_assert(sizeof(Vec<T, V>) == 16, "16-byte vectors");
-    Vec<T, V> r;
-    memcpy(&r, &u, 16);
-    return r;
 }
 
 // One round of a fused tile's loads, all issued before any is used: vectors
@@ -1427,8 +1425,12 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         if (do_a) fused_load_round<T, V, U, kBwd, true>(io, fp, ta, va, false, xa, da, ya);
         named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
         if (!do_a) continue;
-        const FwdCoef<C> kf = sh_fwd[par];
-        const BwdCoef<C> kb = sh_bwd[par];
+        FwdCoef<C> kf{};
+        BwdCoef<C> kb{};
+        if constexpr (kBwd)
+            kb = sh_bwd[par];
+        else
+            kf = sh_fwd[par];
         for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
             if (vb != va) fused_load_round<T, V, U, kBwd, true>(io, fp, ta, vb, false, xa, da, ya);
 #pragma unroll
