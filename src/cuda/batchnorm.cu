@@ -9,8 +9,8 @@
 //           divisible by V); apply: each thread a fixed chunk of V channels (its
 //           coefficients in registers) over a stride of rows
 //   generic any strides, either mode: per-element index arithmetic
-//   fused   packed NCHW training / backward in one launch (fused_nchw; ODNN_BN_FUSED=on
-//           only: measured slower than the three passes, see there)
+//   fused   packed NCHW training / backward in one launch (fused_nchw; the default where
+//           it can run, ODNN_BN_FUSED=off for three passes)
 //   resident packed NCHW training / backward, each channel held in a cluster's shared
 //           memory (resident_nchw, sm_90; ODNN_BN_RESIDENT=on only: measured slower
 //           than the three passes but for the FLOAT backward, see there)
@@ -21,8 +21,10 @@
 //
 // Bytes moved, T = the tensor's size in bytes:
 //   forward inference  2T  (read x, write y; + T for z, + T when beta != 0)
-//   forward training   3T  (statistics: read x; apply: read x, write y; + z / beta as above)
+//   forward training   3T  (statistics: read x; apply: read x, write y; + z / beta as above;
+//                           fused: 2T and the re-reads of x the L2 misses)
 //   backward           5T  (statistics: read x, dy; apply: read x, dy, write dx;
+//                           fused: 3T and the re-reads the L2 misses;
 //                           + 2T for y with an activation, + T for dz, + T when beta != 0;
 //                           + T when savedMean / savedInvVariance are NULL)
 // plus O(features * slices) bytes of partial sums.
@@ -60,11 +62,16 @@ constexpr int kStatsNhwcBlocks = 3;  // stats_nhwc blocks an SM (its launch boun
 
 enum class Layout { generic, nchw, nhwc };
 
-// The fused launch (fused_nchw): blocks an SM it is built for (its launch bound, <= 80
+// The fused launch (fused_nchw): blocks an SM it is built for (its launch bound, <= 128
 // registers), worker threads a block (the last warp is its control warp), and the
 // vectors a worker thread holds in flight a round: forward 8 of x, backward 4 each of x
-// and dy (at 4 / 2 both directions ran 1.1-1.3x slower on the H100).
-constexpr int kFusedBlocks = 3;
+// and dy (at 4 / 2 both directions ran 1.1-1.3x slower on the H100). At three blocks an
+// SM (<= 80 registers) every instance spilled, 250-1350 bytes, in its load rounds: Nsight
+// Compute counted 6.8 M local-memory requests in the f32 training forward, its L2 92%
+// busy and DRAM 64% (0.473 ms). At two blocks an SM nothing spills, and the tiles waiting
+// in L2 for their re-read take 2/3 of the room: 0.392 ms, DRAM 68%, 22% of the re-reads
+// missing the L2 (docs/PERFORMANCE.md).
+constexpr int kFusedBlocks = 2;
 constexpr int kFusedWorkers = kThreads - 32;
 template <bool kBwd>
 constexpr int fused_unroll() {
@@ -125,17 +132,30 @@ struct Plan {
     size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, off_sync = 0, bytes = 0;
 };
 
-// Whether packed NCHW training / backward run fused (fused_nchw), meant for tensors
-// larger than the L2, where the three-pass apply reads them from DRAM again. Only with
-// ODNN_BN_FUSED=on (the GPU suite runs it): on the H100 at 128x256x56x56 it measured
-// slower than three passes (training forward f32 0.489 against 0.423 ms, bf16 0.257
-// against 0.225; backward 0.744 / 0.381 against 0.677 / 0.355), though it moves 2T / 3T
-// of DRAM traffic against 3T / 5T: its loads in flight are held in registers, U vectors
-// a worker thread at 3 blocks an SM (~86 KB an SM), and its time fell 1.3x when U went
-// from 4 to 8 (docs/PERFORMANCE.md).
+// Whether packed NCHW training / backward run fused (fused_nchw) where they can (16-byte
+// vectors, a cooperative launch): yes unless ODNN_BN_FUSED=off (the GPU suite runs
+// both). It moves 2T / 3T of DRAM traffic (plus the re-reads the L2 misses) against
+// three passes' 3T / 5T. On the H100 it measured 1.10-1.30x faster than three passes at
+// 128x256x56x56 and faster at ResNet-50's batch-norm shapes at batch 32 but for three
+// forwards at 3-8% slower (bench/bn_nchw_sizes.txt, docs/PERFORMANCE.md).
 bool fused_wanted() {
-    static const bool on = core::knob_is("ODNN_BN_FUSED", "on");
-    return on;
+    static const bool off = core::knob_is("ODNN_BN_FUSED", "off");
+    return !off;
+}
+
+// How the fused launch publishes a tile's sums: stamped pieces or a release count a
+// channel. A reader polls stamped pieces one after another (each poll a memory round
+// trip under full load), so they win where a lane reads few: at 128x256x56x56 on the
+// H100, stamped against counted, training forward f32 0.386 / 0.414 ms (66 pieces a
+// channel), bf16 0.197 / 0.208 (33), backward bf16 0.277 / 0.297 (66), but backward f32
+// 0.651 / 0.561 (132). So stamped up to kStampedPieces pieces a channel (three a lane).
+// ODNN_BN_FUSED_SYNC=stamp or =counter forces one (tuning knobs; the GPU suite runs both).
+constexpr int kStampedPieces = 96;
+bool fused_stamped(int pieces) {
+    static const bool counter = core::knob_is("ODNN_BN_FUSED_SYNC", "counter");
+    static const bool stamp = core::knob_is("ODNN_BN_FUSED_SYNC", "stamp");
+    if (counter || stamp) return stamp;
+    return pieces <= kStampedPieces;
 }
 
 // Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
@@ -1114,25 +1134,32 @@ __global__ void __launch_bounds__(kThreads)
 // tile i P + b (its statistics) and then applies tile (i - lag) P + b, which it summed
 // lag steps earlier. So a tile's apply re-reads from L2 what its statistics read about
 // (lag + 1) P tiles before: forward 2T and backward 3T of DRAM traffic, with
-// (lag + 1) P tiles' bytes held in L2 (~33 MB at lag 2 on an H100: 396 tiles of 28 KB a
-// step; whether the re-reads hit the 50 MB L2 was not profiled).
+// (lag + 1) P tiles' bytes held in L2 (~23 MB at lag 2 on an H100: 264 tiles of 24 KB a
+// step). Nsight Compute, f32 training forward: 503 MB read against T = 411, so 22% of
+// the re-reads miss the 50 MB L2.
 //
 // A block is seven worker warps and one control warp, meeting at one barrier a step.
 // The workers load and sum the step's statistics tile into shared memory, issue the
 // apply tile's loads, wait at the barrier, then apply with the coefficients the control
 // warp left there. The control warp, before the barrier, waits for the apply tile's
-// channel (its Q statistics tiles counted, an acquire by every lane), sums the channel's
-// Q pieces in a fixed order (deterministic, the same in every tile of the channel) and
-// finishes the channel (its piece 0 also writes the side outputs); after the barrier it
-// stores the step's statistics sums at the tile's index and counts them in the channel
-// (a release). So no worker waits on a channel's finish, a chain of several memory
-// latencies: a first form in which warp 0 both worked and finished ran 1.5x slower than
-// three passes. This one is still 1.07-1.16x slower (H100, 128x256x56x56; fused_wanted),
-// bound by the bytes its workers hold in flight in registers: copying the statistics
-// tiles into shared memory asynchronously, a step ahead, is what would lift that bound.
+// channel, sums the channel's Q pieces in a fixed order (deterministic, the same in
+// every tile of the channel) and finishes the channel (its piece 0 also writes the side
+// outputs); after the barrier it stores the step's statistics sums at the tile's index.
+// Two ways to wait (fused_stamped): counted, the sums stored then counted in the
+// channel (a release) and the count acquired by every lane before the pieces are read;
+// stamped, the pieces pre-filled with kUnsetPiece and polled until stored, no fence on
+// either side. So no worker waits on a channel's finish, a chain of memory latencies: a
+// first form in which warp 0 both worked and finished ran 1.5x slower than three passes.
+// This one is 1.10-1.30x faster (H100, 128x256x56x56) but at ~70% of DRAM bandwidth: a
+// step (~6 us counted) is longer than its traffic (~4 us at full bandwidth). Stamping
+// took a memory round trip (the release) out of each step's chain and the training
+// forward f32 from 0.414 to 0.386 ms. A form that copies the statistics tiles into a
+// shared-memory ring (bulk copies, two steps ahead) and applies them from there moved
+// exactly 2T but ran slower (0.58 ms against 0.41, counted): more, smaller steps, each
+// as long (docs/PERFORMANCE.md).
 // Progress: every block is resident (cooperative launch). The control warp of step i
 // waits for statistics of steps <= i - lag + 1 <= i - 1 (a channel's tiles span at most
-// two steps; lag >= 2), counted after the barriers of those steps, so by induction on i
+// two steps; lag >= 2), stored after the barriers of those steps, so by induction on i
 // every step completes.
 
 struct FusedPlan {
@@ -1146,6 +1173,7 @@ struct FusedPlan {
     int C = 0;         // channels; C * Q < 2^31
     int lag = 1;       // steps from a tile's statistics to its apply
     int steps = 0;     // ceil(C * Q / grid) + lag
+    bool stamped = true;  // pieces published stamped (store_piece), not counted in `done`
 };
 
 template <class T>
@@ -1283,6 +1311,23 @@ __device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// Stamped pieces: the launch fills the pieces with kUnsetPiece (all bits set, a NaN no
+// arithmetic makes) and a tile's sums are stored over it relaxed, each double at once;
+// a reader polls the pieces themselves. No fence on either side: the pieces guard no
+// other data. A sum that is kUnsetPiece's bits (a NaN read from DOUBLE input with that
+// payload) is stored as the canonical NaN.
+constexpr unsigned long long kUnsetPiece = ~0ull;
+__device__ __forceinline__ void store_piece(double* p, double v) {
+    unsigned long long b = static_cast<unsigned long long>(__double_as_longlong(v));
+    if (b == kUnsetPiece) b = 0x7ff8000000000000ull;
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(b) : "memory");
+}
+__device__ __forceinline__ unsigned long long load_piece(const double* p) {
+    unsigned long long b;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(b) : "l"(p) : "memory");
+    return b;
+}
+
 // One round of a fused tile's loads, all issued before any is used: vectors
 // vb + u kFusedWorkers < tl.v1 of x, and of dy (kBwd) and y (has_y). kLast: the apply's
 // re-reads, evict-first.
@@ -1347,13 +1392,25 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
                         sc = core::load_elem(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
                     }
                 }
-                // Every lane acquires the count itself, so its loads of the pieces follow it;
-                // the pieces are summed in one fixed order (the same in every tile of the channel).
-                while (load_acquire(done + ta.c) < static_cast<unsigned>(fp.Q)) __nanosleep(64);
+                // The pieces are summed in one fixed order (the same in every tile of the
+                // channel). Counted: every lane acquires the count itself, so its loads of the
+                // pieces follow it. Stamped: each lane polls its pieces until they are stored.
                 double sa = 0.0, sb = 0.0;
-                for (int p = lane; p < fp.Q; p += 32) {
-                    sa += __ldcg(part_a + ta.c * fp.Q + p);
-                    sb += __ldcg(part_b + ta.c * fp.Q + p);
+                if (fp.stamped) {
+                    for (int p = lane; p < fp.Q; p += 32) {
+                        const int64_t at = ta.c * fp.Q + p;
+                        unsigned long long a, b;
+                        while ((a = load_piece(part_a + at)) == kUnsetPiece) __nanosleep(32);
+                        while ((b = load_piece(part_b + at)) == kUnsetPiece) __nanosleep(32);
+                        sa += __longlong_as_double(static_cast<long long>(a));
+                        sb += __longlong_as_double(static_cast<long long>(b));
+                    }
+                } else {
+                    while (load_acquire(done + ta.c) < static_cast<unsigned>(fp.Q)) __nanosleep(64);
+                    for (int p = lane; p < fp.Q; p += 32) {
+                        sa += __ldcg(part_a + ta.c * fp.Q + p);
+                        sb += __ldcg(part_b + ta.c * fp.Q + p);
+                    }
                 }
                 sa = warp_sum(sa);
                 sb = warp_sum(sb);
@@ -1370,7 +1427,10 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
                 double b = lane < kWarps ? sh_red[par][1][lane] : 0.0;
                 a = warp_sum(a);
                 b = warp_sum(b);
-                if (lane == 0) {
+                if (lane == 0 && fp.stamped) {
+                    store_piece(part_a + ts_i, a);
+                    store_piece(part_b + ts_i, b);
+                } else if (lane == 0) {
                     part_a[ts_i] = a;
                     part_b[ts_i] = b;
                     red_release_add(done + static_cast<uint32_t>(ts_i) / static_cast<uint32_t>(fp.Q), 1u);
@@ -1942,8 +2002,17 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     const int64_t grid = std::min({pl.fused_grid, static_cast<int64_t>(per_sm) * sm_count(), tiles});
     fp.steps = static_cast<int>(ceil_div(tiles, grid) + fp.lag);
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
-    ODNN_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(counters, 0, sizeof(unsigned) * static_cast<size_t>(g.c), s),
-                                     "clearing the batch-norm channel counters"));
+    fp.stamped = fused_stamped(fp.Q);
+    if (fp.stamped) {
+        // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
+        const size_t bytes = pl.off_b - pl.off_a + sizeof(double) * static_cast<size_t>(tiles);
+        ODNN_RETURN_IF_ERROR(
+            cuda_status(cudaMemsetAsync(ws + pl.off_a, 0xff, bytes, s), "marking the batch-norm sums unset"));
+    } else {
+        ODNN_RETURN_IF_ERROR(cuda_status(
+            cudaMemsetAsync(counters, 0, sizeof(unsigned) * static_cast<size_t>(g.c), s),
+            "clearing the batch-norm channel counters"));
+    }
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeCooperative;
     attr.val.cooperative = 1;
