@@ -137,7 +137,7 @@ struct Plan {
 // both). It moves 2T / 3T of DRAM traffic (plus the re-reads the L2 misses) against
 // three passes' 3T / 5T. On the H100 it measured 1.10-1.30x faster than three passes at
 // 128x256x56x56 and faster at ResNet-50's batch-norm shapes at batch 32 but for three
-// forwards at 3-8% slower (bench/bn_nchw_sizes.txt, docs/PERFORMANCE.md).
+// forwards, 3-7% slower (bench/bn_nchw_sizes.txt, docs/PERFORMANCE.md).
 bool fused_wanted() {
     static const bool off = core::knob_is("ODNN_BN_FUSED", "off");
     return !off;
