@@ -1372,8 +1372,8 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         // The control warp. Before step i's barrier: the coefficients of step i's apply tile
         // into slot i % 2 (its channel's statistics are at least lag - 1 >= 1 steps old, so
         // the wait is short and never on this step's tiles). After it: the step's statistics
-        // sums (the workers' slot i % 2) stored at the tile's index and counted in its
-        // channel (a release).
+        // sums (the workers' slot i % 2) stored at the tile's index, stamped or counted in
+        // its channel (a release; fused_stamped).
         for (int64_t i = 0; i < fp.steps; ++i) {
             const int par = static_cast<int>(i & 1);
             bool do_s, do_a;
@@ -1970,10 +1970,10 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
         launch_apply_forward_v<T, 1>(pl, g, x, z, y, coef, channel, ops, k.act, alpha, beta, s);
 }
 
-// Fused statistics + apply (Plan::fused): clears the channel counters, then one
-// cooperative launch of as many blocks as the plan's quantization assumed and fit the
-// GPU at once. *done stays false (three passes follow) where the instance does not fit
-// or the device refuses the cooperative launch.
+// Fused statistics + apply (Plan::fused): marks the sums unset (stamped) or clears the
+// channel counters (counted), then one cooperative launch of as many blocks as the
+// plan's quantization assumed and fit the GPU at once. *done stays false (three passes
+// follow) where the instance does not fit or the device refuses the cooperative launch.
 template <class T, int V, bool kBwd, bool kPlain>
 Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
