@@ -164,18 +164,27 @@ int fused_lag() {
     return lag;
 }
 
-// The fused launch's tiles a channel: a tile is at most one round (U vectors a thread);
-// among up to twice the fewest tiles, the count whose last step is fullest (C Q tiles
-// over `grid` blocks a step).
-int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid) {
-    const int64_t qmin = clamp64(ceil_div(nvec, round), 1, kMaxSlices);
+// The fused launch's tiles a channel: a tile is at most one round (U vectors a thread)
+// where that allows at most `grid` tiles a channel (so a channel's tiles span at most two
+// steps: the fused kernel's progress needs it), and the launch at least `min_steps` steps;
+// among up to twice the fewest tiles that allows, the count whose last step is fullest
+// (C Q tiles over `grid` blocks a step).
+int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid, int64_t min_steps) {
+    const int64_t qmax = std::min<int64_t>({kMaxSlices, nvec, grid});
+    const int64_t qmin = clamp64(std::max(ceil_div(nvec, round), ceil_div(min_steps * grid, c)), 1, qmax);
     int64_t best = qmin;
     double best_fill = 0.0;
-    for (int64_t q = qmin; q <= std::min<int64_t>(2 * qmin, kMaxSlices) && q <= nvec; ++q) {
+    for (int64_t q = qmin; q <= std::min(2 * qmin, qmax); ++q) {
         const double fill = static_cast<double>(c * q) / static_cast<double>(ceil_div(c * q, grid) * grid);
         if (fill > best_fill + 1e-9) best_fill = fill, best = q;
     }
     return static_cast<int>(best);
+}
+
+// The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
+int64_t fused_min_steps() {
+    static const int64_t m = clamp64(core::knob_long("ODNN_BN_FUSED_MIN_STEPS", 0), 0, 4096);
+    return m;
 }
 
 // stat_tensors: how many tensors of x's size the statistics pass reads (training 1,
@@ -228,7 +237,7 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
         const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
         pl.fused = true;
         pl.fused_grid = int64_t{kFusedBlocks} * sm_count();
-        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid);
+        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid, fused_min_steps());
     }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;
@@ -1159,8 +1168,9 @@ __global__ void __launch_bounds__(kThreads)
 // as long (docs/PERFORMANCE.md).
 // Progress: every block is resident (cooperative launch). The control warp of step i
 // waits for statistics of steps <= i - lag + 1 <= i - 1 (a channel's tiles span at most
-// two steps; lag >= 2), stored after the barriers of those steps, so by induction on i
-// every step completes.
+// two steps, as Q <= the grid; lag >= 2), stored after the barriers of those steps, so by
+// induction on i every step completes. With more tiles a channel than blocks it would
+// wait on its own step's tiles: the launch refuses that (three passes run instead).
 
 struct FusedPlan {
     int64_t cs = 0;  // C * S
@@ -2000,6 +2010,9 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.qrem = static_cast<int>(fp.nvec % fp.Q);
     const int64_t tiles = g.c * pl.P;
     const int64_t grid = std::min({pl.fused_grid, static_cast<int64_t>(per_sm) * sm_count(), tiles});
+    // Progress needs a channel's tiles within two steps (fused_tiles keeps Q <= the plan's
+    // grid); a device that runs fewer blocks at once takes three passes.
+    if (fp.Q > grid) return Status::ok();
     fp.steps = static_cast<int>(ceil_div(tiles, grid) + fp.lag);
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
     fp.stamped = fused_stamped(fp.Q);
