@@ -41,6 +41,7 @@
 #include "core/knob.hpp"
 #include "core/norm_math.hpp"
 #include "core/norm_problem.hpp"
+#include "cuda/bn_fused_tiles.hpp"
 #include "cuda/launch.cuh"
 #include "cuda/norm_common.cuh"
 #include "cuda/sm90_async.cuh"
@@ -161,23 +162,6 @@ int fused_lag() {
     return lag;
 }
 
-// The fused launch's tiles a channel: a tile is at most one round (U vectors a thread)
-// where that allows at most `grid` tiles a channel (so a channel's tiles span at most two
-// steps: the fused kernel's progress needs it), and the launch at least `min_steps` steps;
-// among up to twice the fewest tiles that allows, the count whose last step is fullest
-// (C Q tiles over `grid` blocks a step).
-int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid, int64_t min_steps) {
-    const int64_t qmax = std::min<int64_t>({kMaxSlices, nvec, grid});
-    const int64_t qmin = clamp64(std::max(ceil_div(nvec, round), ceil_div(min_steps * grid, c)), 1, qmax);
-    int64_t best = qmin;
-    double best_fill = 0.0;
-    for (int64_t q = qmin; q <= std::min(2 * qmin, qmax); ++q) {
-        const double fill = static_cast<double>(c * q) / static_cast<double>(ceil_div(c * q, grid) * grid);
-        if (fill > best_fill + 1e-9) best_fill = fill, best = q;
-    }
-    return static_cast<int>(best);
-}
-
 // The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
 int64_t fused_min_steps() {
     static const int64_t m = clamp64(core::knob_long("ODNN_BN_FUSED_MIN_STEPS", 0), 0, 4096);
@@ -234,7 +218,7 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
         const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
         pl.fused = true;
         pl.fused_grid = int64_t{kFusedBlocks} * sm_count();
-        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid, fused_min_steps());
+        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid, fused_min_steps(), kMaxSlices);
     }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;

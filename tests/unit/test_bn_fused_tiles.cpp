@@ -1,0 +1,63 @@
+// The fused NCHW batch-norm launch's tiling (src/cuda/bn_fused_tiles.hpp) over a sweep of
+// shapes and grids: the invariants its progress and its tiles rely on. A rule that gave
+// a channel more tiles than blocks hung the GPU, so this runs where no GPU is.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "cuda/bn_fused_tiles.hpp"
+
+namespace {
+
+using odnn::cuda::fused_tiles;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+constexpr int64_t kMaxTiles = 1024;
+
+TEST(BnFusedTiles, EveryChannelWithinTwoStepsAndTilesInRange) {
+    for (int64_t c : {1, 2, 3, 7, 64, 256, 1000, 2048})
+        for (int64_t nvec : {1, 7, 100, 5000, 100352, 506881, 1013761, 4000000})
+            for (int64_t round : {1920, 3840})
+                for (int64_t grid : {1, 8, 132, 264, 456})
+                    for (int64_t min_steps : {0, 32, 4096}) {
+                        const int64_t q = fused_tiles(c, nvec, round, grid, min_steps, kMaxTiles);
+                        const auto where = ::testing::Message() << "c=" << c << " nvec=" << nvec << " round=" << round
+                                                                << " grid=" << grid << " min_steps=" << min_steps
+                                                                << " -> Q=" << q;
+                        ASSERT_GE(q, 1) << where;
+                        ASSERT_LE(q, kMaxTiles) << where;
+                        ASSERT_LE(q, nvec) << where;  // no empty tile
+                        ASSERT_LE(q, grid) << where;
+                        // The property itself: channel ch's first and last tiles' steps.
+                        for (int64_t ch = 0; ch < c; ++ch) {
+                            const int64_t first = ch * q / grid, last = (ch * q + q - 1) / grid;
+                            ASSERT_LE(last - first, 1) << where << " channel " << ch;
+                        }
+                        // A tile is one round at most wherever the blocks allow that.
+                        const int64_t one_round = ceil_div(nvec, round);
+                        if (one_round <= std::min({kMaxTiles, nvec, grid}))
+                            ASSERT_GE(q, one_round) << where;
+                    }
+}
+
+TEST(BnFusedTiles, LargeChannelsCappedAtTheGrid) {
+    // 2 x 2 x 1040 x 1000 f32 backward (4-float vectors, 1920-vector rounds) on 264
+    // blocks: one round a tile would take 271 tiles a channel.
+    EXPECT_EQ(ceil_div(2 * 1040 * 1000 / 4, 1920), 271);
+    EXPECT_LE(fused_tiles(2, 2 * 1040 * 1000 / 4, 1920, 264, 0, kMaxTiles), 264);
+    // Up to 1024 tiles asked for by min_steps: still at most the grid.
+    EXPECT_EQ(fused_tiles(64, 100352, 3840, 264, 4096, kMaxTiles), 264);
+}
+
+TEST(BnFusedTiles, ChoosesTheFullestLastStep) {
+    // 128 x 256 x 56 x 56 f32 forward on 264 blocks: at least 27 tiles a channel (one
+    // 3840-vector round each); 33 fill every step exactly (256 * 33 = 32 * 264).
+    EXPECT_EQ(fused_tiles(256, 128 * 56 * 56 / 4, 3840, 264, 0, kMaxTiles), 33);
+    // The same backward (1920-vector rounds, at least 53): 66.
+    EXPECT_EQ(fused_tiles(256, 128 * 56 * 56 / 4, 1920, 264, 0, kMaxTiles), 66);
+    // min_steps = 48 asks for at least 50 tiles; 66 fill exactly.
+    EXPECT_EQ(fused_tiles(256, 128 * 56 * 56 / 4, 3840, 264, 48, kMaxTiles), 66);
+}
+
+}  // namespace
