@@ -1138,8 +1138,9 @@ __global__ void __launch_bounds__(kThreads)
 // Two ways to wait (fused_stamped): counted, the sums stored then counted in the
 // channel (a release) and the count acquired by every lane before the pieces are read;
 // stamped (the default), the pieces pre-filled with kUnsetPiece and polled until stored,
-// eight a lane at a time, no fence on either side. So no worker waits on a channel's finish, a chain of memory latencies: a
-// first form in which warp 0 both worked and finished ran 1.5x slower than three passes.
+// eight a lane at a time, no fence on either side. So no worker waits on a channel's
+// finish, a chain of memory latencies: a first form in which warp 0 both worked and
+// finished ran 1.5x slower than three passes.
 // This one is 1.10-1.30x faster (H100, 128x256x56x56) but at ~70% of DRAM bandwidth: a
 // step (~6 us counted) is longer than its traffic (~4 us at full bandwidth). Stamping
 // took a memory round trip (the release) out of each step's chain and the training

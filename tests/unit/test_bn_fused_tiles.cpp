@@ -3,6 +3,7 @@
 // a channel more tiles than blocks hung the GPU, so this runs where no GPU is.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/bn_fused_tiles.hpp"
@@ -18,7 +19,7 @@ constexpr int64_t kMaxTiles = 1024;
 TEST(BnFusedTiles, EveryChannelWithinTwoStepsAndTilesInRange) {
     for (int64_t c : {1, 2, 3, 7, 64, 256, 1000, 2048})
         for (int64_t nvec : {1, 7, 100, 5000, 100352, 506881, 1013761, 4000000})
-            for (int64_t round : {1920, 3840})
+            for (int64_t round : {896, 1792, 3840})
                 for (int64_t grid : {1, 8, 132, 264, 456})
                     for (int64_t min_steps : {0, 32, 4096}) {
                         const int64_t q = fused_tiles(c, nvec, round, grid, min_steps, kMaxTiles);
@@ -42,22 +43,28 @@ TEST(BnFusedTiles, EveryChannelWithinTwoStepsAndTilesInRange) {
 }
 
 TEST(BnFusedTiles, LargeChannelsCappedAtTheGrid) {
-    // 2 x 2 x 1040 x 1000 f32 backward (4-float vectors, 1920-vector rounds) on 264
-    // blocks: one round a tile would take 271 tiles a channel.
-    EXPECT_EQ(ceil_div(2 * 1040 * 1000 / 4, 1920), 271);
-    EXPECT_LE(fused_tiles(2, 2 * 1040 * 1000 / 4, 1920, 264, 0, kMaxTiles), 264);
+    // 2 x 2 x 1040 x 1000 f32 (4-float vectors) on 264 blocks (2 an SM, 132 SMs): one
+    // round a tile (224 workers: 896 vectors backward, 1792 forward) would take 581 and
+    // 291 tiles a channel.
+    const int64_t nvec = 2 * 1040 * 1000 / 4;
+    EXPECT_EQ(ceil_div(nvec, 896), 581);
+    EXPECT_EQ(ceil_div(nvec, 1792), 291);
+    EXPECT_EQ(fused_tiles(2, nvec, 896, 264, 0, kMaxTiles), 264);
+    EXPECT_EQ(fused_tiles(2, nvec, 1792, 264, 0, kMaxTiles), 264);
     // Up to 1024 tiles asked for by min_steps: still at most the grid.
-    EXPECT_EQ(fused_tiles(64, 100352, 3840, 264, 4096, kMaxTiles), 264);
+    EXPECT_EQ(fused_tiles(64, 100352, 1792, 264, 4096, kMaxTiles), 264);
 }
 
 TEST(BnFusedTiles, ChoosesTheFullestLastStep) {
-    // 128 x 256 x 56 x 56 f32 forward on 264 blocks: at least 27 tiles a channel (one
-    // 3840-vector round each); 33 fill every step exactly (256 * 33 = 32 * 264).
-    EXPECT_EQ(fused_tiles(256, 128 * 56 * 56 / 4, 3840, 264, 0, kMaxTiles), 33);
-    // The same backward (1920-vector rounds, at least 53): 66.
-    EXPECT_EQ(fused_tiles(256, 128 * 56 * 56 / 4, 1920, 264, 0, kMaxTiles), 66);
-    // min_steps = 48 asks for at least 50 tiles; 66 fill exactly.
-    EXPECT_EQ(fused_tiles(256, 128 * 56 * 56 / 4, 3840, 264, 48, kMaxTiles), 66);
+    // 128 x 256 x 56 x 56 on 264 blocks. f32 forward (1792-vector rounds): at least 56
+    // tiles a channel; 66 fill every step exactly (256 * 66 = 64 * 264).
+    const int64_t f32 = 128 * 56 * 56 / 4, bf16 = 128 * 56 * 56 / 8;
+    EXPECT_EQ(fused_tiles(256, f32, 1792, 264, 0, kMaxTiles), 66);
+    // f32 backward (896-vector rounds, at least 112): 132; bf16 forward (at least 28): 33.
+    EXPECT_EQ(fused_tiles(256, f32, 896, 264, 0, kMaxTiles), 132);
+    EXPECT_EQ(fused_tiles(256, bf16, 1792, 264, 0, kMaxTiles), 33);
+    // min_steps = 48 asks the bf16 forward for at least 50 tiles; 66 fill exactly.
+    EXPECT_EQ(fused_tiles(256, bf16, 1792, 264, 48, kMaxTiles), 66);
 }
 
 }  // namespace
