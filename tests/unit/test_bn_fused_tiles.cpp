@@ -12,7 +12,7 @@ namespace {
 
 using odnn::cuda::fused_tiles;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr int64_t kMaxTiles = 1024;
 
@@ -46,9 +46,8 @@ TEST(BnFusedTiles, LargeChannelsCappedAtTheGrid) {
     // 2 x 2 x 1040 x 1000 f32 (4-float vectors) on 264 blocks (2 an SM, 132 SMs): one
     // round a tile (224 workers: 896 vectors backward, 1792 forward) would take 581 and
     // 291 tiles a channel.
-    const int64_t nvec = 2 * 1040 * 1000 / 4;
-    EXPECT_EQ(ceil_div(nvec, 896), 581);
-    EXPECT_EQ(ceil_div(nvec, 1792), 291);
+    constexpr int64_t nvec = 2 * 1040 * 1000 / 4;
+    static_assert(ceil_div(nvec, 896) == 581 && ceil_div(nvec, 1792) == 291, "the case's premise");
     EXPECT_EQ(fused_tiles(2, nvec, 896, 264, 0, kMaxTiles), 264);
     EXPECT_EQ(fused_tiles(2, nvec, 1792, 264, 0, kMaxTiles), 264);
     // Up to 1024 tiles asked for by min_steps: still at most the grid.
