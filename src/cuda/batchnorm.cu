@@ -626,21 +626,63 @@ struct FwdCoef {
 // Finishes feature f from its sums; `side` writes the side outputs (mean_out / istd_out,
 // running and saved values). The coefficients are computed where o.scale is set.
 // What finishing feature f reads besides its sums, loaded at once (one memory latency,
-// not one a value) and ahead of the sums where the caller can.
+// not one a value) and ahead of the sums where the caller can. The values are loaded as
+// raw bits and converted after the last load is issued: core::load_elem converts right
+// after its load, so five of them in a row took five round trips (the fused launch's
+// forward control warp, where that chain sets the step length).
 struct FwdParams {
     double center, rm, rv, sc, bi;
 };
+// Element i of a FLOAT / DOUBLE / HALF / BFLOAT16 array as its bits, and those bits as a
+// double (the data types FwdFinish's arrays take).
+__device__ __forceinline__ uint64_t load_bits(const void* base, int64_t i, int dtype) {
+    switch (dtype) {
+        case CUDNN_DATA_DOUBLE: return static_cast<const uint64_t*>(base)[i];
+        case CUDNN_DATA_FLOAT: return static_cast<const uint32_t*>(base)[i];
+        default: return static_cast<const uint16_t*>(base)[i];
+    }
+}
+__device__ __forceinline__ double bits_value(uint64_t b, int dtype) {
+    switch (dtype) {
+        case CUDNN_DATA_DOUBLE: return __longlong_as_double(static_cast<long long>(b));
+        case CUDNN_DATA_FLOAT: return __uint_as_float(static_cast<uint32_t>(b));
+        case CUDNN_DATA_HALF: return __half2float(__ushort_as_half(static_cast<unsigned short>(b)));
+        default: return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b)));
+    }
+}
+// fwd_params in two halves: the loads (issued, not waited for) and the conversions, so
+// a caller can put other loads between them.
+struct FwdParamBits {
+    uint64_t center, rm, rv, sc, bi;
+    bool run, coef;
+};
+template <class C>
+__device__ __forceinline__ FwdParamBits fwd_param_bits(const NormGeometry& g, const FwdFinish<C>& o, int64_t f,
+                                                       bool side) {
+    const int64_t mo = g.param_offset(o.pio.mv.st, f), so = g.param_offset(o.pio.sb.st, f);
+    FwdParamBits b;
+    b.run = side && o.run_mean;
+    b.coef = o.scale != nullptr;
+    b.center = load_bits(o.x, g.param_offset(o.xs.st, f), o.x_dtype);
+    b.rm = b.run ? load_bits(o.run_mean, mo, o.pio.dtype) : 0;
+    b.rv = b.run ? load_bits(o.run_var, mo, o.pio.dtype) : 0;
+    b.sc = b.coef ? load_bits(o.scale, so, o.pio.dtype) : 0;
+    b.bi = b.coef ? load_bits(o.bias, so, o.pio.dtype) : 0;
+    return b;
+}
+template <class C>
+__device__ __forceinline__ FwdParams fwd_params_of(const FwdFinish<C>& o, const FwdParamBits& b) {
+    FwdParams p;
+    p.center = bits_value(b.center, o.x_dtype);
+    p.rm = b.run ? bits_value(b.rm, o.pio.dtype) : 0.0;
+    p.rv = b.run ? bits_value(b.rv, o.pio.dtype) : 0.0;
+    p.sc = b.coef ? bits_value(b.sc, o.pio.dtype) : 0.0;
+    p.bi = b.coef ? bits_value(b.bi, o.pio.dtype) : 0.0;
+    return p;
+}
 template <class C>
 __device__ FwdParams fwd_params(const NormGeometry& g, const FwdFinish<C>& o, int64_t f, bool side) {
-    const int64_t mo = g.param_offset(o.pio.mv.st, f), so = g.param_offset(o.pio.sb.st, f);
-    const bool run = side && o.run_mean, coef = o.scale != nullptr;
-    FwdParams p;
-    p.center = core::load_elem(o.x, g.param_offset(o.xs.st, f), o.x_dtype);
-    p.rm = run ? core::load_elem(o.run_mean, mo, o.pio.dtype) : 0.0;
-    p.rv = run ? core::load_elem(o.run_var, mo, o.pio.dtype) : 0.0;
-    p.sc = coef ? core::load_elem(o.scale, so, o.pio.dtype) : 0.0;
-    p.bi = coef ? core::load_elem(o.bias, so, o.pio.dtype) : 0.0;
-    return p;
+    return fwd_params_of<C>(o, fwd_param_bits<C>(g, o, f, side));
 }
 
 template <class C>
@@ -1373,15 +1415,18 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
             step_tiles(i, do_s, do_a, ts_i, ta_i);
             if (do_a) {
                 const FusedTile ta = fused_tile(fp, static_cast<uint32_t>(ta_i));
-                FwdParams prm{};
-                double mean = 0.0, istd = 0.0, sc = 0.0;
+                // The channel's parameters, loaded as bits and converted after the polls, so
+                // that one round trip covers them and the pieces.
+                FwdParamBits prm{};
+                double mean = 0.0, istd = 0.0;
+                uint64_t sc_bits = 0;
                 if (lane == 0) {
                     if constexpr (!kBwd) {
-                        prm = fwd_params<C>(g, ff, ta.c, ta.q == 0);
+                        prm = fwd_param_bits<C>(g, ff, ta.c, ta.q == 0);
                     } else {
                         mean = bf.mean_in[ta.c];
                         istd = bf.istd_in[ta.c];
-                        sc = core::load_elem(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
+                        sc_bits = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
                     }
                 }
                 // The pieces are summed in one fixed order (the same in every tile of the
@@ -1427,9 +1472,10 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
                 sb = warp_sum(sb);
                 if (lane == 0) {
                     if constexpr (!kBwd)
-                        sh_fwd[par] = finish_forward<C>(g, ff, ta.c, prm, sa, sb, ta.q == 0);
+                        sh_fwd[par] = finish_forward<C>(g, ff, ta.c, fwd_params_of<C>(ff, prm), sa, sb, ta.q == 0);
                     else
-                        sh_bwd[par] = finish_backward_at<C>(g, bf, ta.c, mean, istd, sc, sa, sb, ta.q == 0);
+                        sh_bwd[par] = finish_backward_at<C>(g, bf, ta.c, mean, istd, bits_value(sc_bits, bf.pio.dtype),
+                                                            sa, sb, ta.q == 0);
                 }
             }
             named_barrier_sync(1, kThreads);
