@@ -48,6 +48,9 @@ const char* kUsage =
     "  --gemm-baseline    for convolutions on the CPU backend, also time a GEMM of equal FLOPs\n"
     "                     through the same BLAS (after all problems) and report each\n"
     "                     direction's rate against it\n"
+    "  --overhead         GPU: also report each call's host time (median) and its time when\n"
+    "                     reps calls are queued back to back (host work and launch gaps\n"
+    "                     hidden), on a line under its row (table format)\n"
     "  --format table|csv|json\n";
 
 std::vector<std::string> split(const std::string& s) {
@@ -162,6 +165,8 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
             (a == "--peak-tflops" ? user_tflops : user_gbs) = x;
         } else if (a == "--find") {
             opt.find = true;
+        } else if (a == "--overhead") {
+            opt.overhead = true;
         } else if (a == "--no-check") {
             opt.check = false;
         } else if (a == "--gemm-baseline") {
@@ -384,6 +389,9 @@ int cmd_bench(const std::vector<std::string>& args, const std::string& default_l
             std::printf("%-78s %-12s %9.4f %6.3g %-3s %6s %5d %9.1f %9s %7s\n", r.p.str().c_str(), r.lib.c_str(),
                         r.r.ms, small ? r.rate * 1e3 : r.rate, flop ? (small ? "GF" : "TF") : "GB", ceil, r.r.algo,
                         r.r.workspace / 1048576.0, diff, speed);
+            if (r.r.overhead.host_ms >= 0)
+                std::printf("%-78s %-12s host %.4f ms a call; queued back to back %.4f ms a call\n", "", "",
+                            r.r.overhead.host_ms, r.r.overhead.queued_ms);
         }
         for (const auto& lib : vs_gemm)
             for (const auto& dir : lib.second) {

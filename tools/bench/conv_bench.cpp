@@ -209,7 +209,7 @@ RunResult run_conv(CudnnLib& lib, const Problem& p, const Options& o) {
         r.error = status_text(lib, "convolution", last);
         return r;
     }
-    r.ms = measure(gpu, o.warmup, o.reps, launch, &ok);
+    r.ms = measure(gpu, o.warmup, o.reps, launch, &ok, o.overhead ? &r.overhead : nullptr);
     if (!ok) {
         r.error = "a timed run failed";
         return r;

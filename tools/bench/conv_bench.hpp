@@ -17,6 +17,7 @@ struct Options {
     bool find = false;             // choose by cudnnFind*Algorithm (measured), as frameworks' benchmark mode
     size_t workspace_limit = 4ull << 30;
     bool check = true;             // read outputs back to compare libraries
+    bool overhead = false;         // also time a call's host part and calls queued back to back
 };
 
 struct RunResult {
@@ -26,6 +27,7 @@ struct RunResult {
     int algo = -1;
     size_t workspace = 0;
     std::vector<double> out;  // output values (when Options::check)
+    Overhead overhead;        // when Options::overhead, on a GPU
 };
 
 RunResult run_problem(CudnnLib& lib, const Problem& p, const Options& o);

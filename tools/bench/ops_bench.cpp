@@ -181,7 +181,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         r.error.clear();
         if (!launch()) { r.error = status_text(lib, "activation", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "softmax") {
         yd = xd;
@@ -201,7 +201,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         }
         if (!launch()) { r.error = status_text(lib, "softmax", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "pool") {
         const int nsp = s.nb - 2;
@@ -234,7 +234,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         }
         if (!launch()) { r.error = status_text(lib, "pooling", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "bn") {
         yd = xd;
@@ -275,7 +275,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         }
         if (!launch()) { r.error = status_text(lib, "batch norm", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "optensor" || p.op == "bias") {
         Buffer* b = nullptr;
@@ -304,13 +304,13 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             launch = [&] { return ok(BENCH_CALL(lib, cudnnOpTensor, lib.handle(), od, one, xd, x->ptr, one, bd, b->ptr, zero, xd, c->ptr)); };
             if (!launch()) { r.error = status_text(lib, "op tensor", last); return r; }
             bool good = false;
-            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
             if (!good) { r.error = "a timed run failed"; return r; }
         }
         if (p.op == "bias") {
             if (!launch()) { r.error = status_text(lib, "add tensor", last); return r; }
             bool good = false;
-            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
             if (!good) { r.error = "a timed run failed"; return r; }
             // C accumulated an unknown number of times: compare after one fresh run.
             const auto fresh = make_data(n, t, 3);
@@ -353,7 +353,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         }
         if (!launch()) { r.error = status_text(lib, what, last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "dropout") {
         yd = xd;
@@ -390,7 +390,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         comparable = false;
         if (!launch()) { r.error = status_text(lib, "dropout", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "stf") {
         // The sampler over x, its output the size of x, on the grid of an affine theta near
@@ -436,7 +436,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         }
         if (!launch()) { r.error = status_text(lib, p.dir.rfind("grid", 0) == 0 ? "grid generator" : "spatial transformer sampler", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "reduce") {
         int cdims[5];
@@ -470,7 +470,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         };
         if (!launch()) { r.error = status_text(lib, "reduce tensor", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "transform") {
         out_t = dtype_of(p.word("ydt", p.dt));
@@ -484,7 +484,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         launch = [&, y_one, y_zero, yd] { return ok(BENCH_CALL(lib, cudnnTransformTensor, lib.handle(), y_one, xd, x->ptr, y_zero, yd, y->ptr)); };
         if (!launch()) { r.error = status_text(lib, "transform tensor", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     } else if (p.op == "scale" || p.op == "set") {
         if (!x) { r.error = err; return r; }
@@ -500,7 +500,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         else launch = [&, arg] { return ok(BENCH_CALL(lib, cudnnSetTensor, lib.handle(), xd, x->ptr, arg)); };
         if (!launch()) { r.error = status_text(lib, p.op == "set" ? "set tensor" : "scale tensor", last); return r; }
         bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good);
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
         if (!good) { r.error = "a timed run failed"; return r; }
     }
     if (o.check && out && comparable) {

@@ -210,7 +210,7 @@ bool download(void* host, const Buffer& b, size_t bytes) {
     return true;
 }
 
-double measure(bool gpu, int warmup, int reps, const std::function<bool()>& fn, bool* ok) {
+double measure(bool gpu, int warmup, int reps, const std::function<bool()>& fn, bool* ok, Overhead* overhead) {
     *ok = true;
     for (int i = 0; i < warmup; ++i)
         if (!fn()) {
@@ -238,6 +238,33 @@ double measure(bool gpu, int warmup, int reps, const std::function<bool()>& fn, 
         t.push_back(ms);
     }
     std::sort(t.begin(), t.end());
+    if (gpu && overhead) {
+        std::vector<double> host;
+        for (int i = 0; i < reps; ++i) {
+            const auto a = std::chrono::steady_clock::now();
+            if (!fn()) {
+                *ok = false;
+                return -1;
+            }
+            host.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+            if (!Cuda::get()->sync()) {
+                *ok = false;
+                return -1;
+            }
+        }
+        std::sort(host.begin(), host.end());
+        overhead->host_ms = host[host.size() / 2];
+        bool good = true;
+        const double all = Cuda::get()->time_ms([&] {
+            for (int i = 0; i < reps && good; ++i) good = fn();
+            return good;
+        });
+        if (all < 0) {
+            *ok = false;
+            return -1;
+        }
+        overhead->queued_ms = all / reps;
+    }
     return t[t.size() / 2];
 }
 

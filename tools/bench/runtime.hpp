@@ -77,7 +77,18 @@ void release(Buffer* b);
 bool upload(Buffer* b, const void* host, size_t bytes);
 bool download(void* host, const Buffer& b, size_t bytes);
 
-// Median time in ms of `reps` runs of fn (after `warmup`), on GPU or CPU clocks.
-double measure(bool gpu, int warmup, int reps, const std::function<bool()>& fn, bool* ok);
+// Where a GPU call's time goes besides its kernels (bench --overhead): the median host
+// time of one call (its return, not its work), and the time a call of `reps` calls
+// issued back to back with no synchronization between them (host work and launch gaps
+// hidden behind the GPU's queue). -1: not measured.
+struct Overhead {
+    double host_ms = -1;
+    double queued_ms = -1;
+};
+
+// Median time in ms of `reps` runs of fn (after `warmup`), on GPU or CPU clocks; with
+// `overhead` (GPU only) also its parts above.
+double measure(bool gpu, int warmup, int reps, const std::function<bool()>& fn, bool* ok,
+               Overhead* overhead = nullptr);
 
 }  // namespace odnn_bench
