@@ -2,6 +2,7 @@
 // optensor, bias, lrn, divnorm, dropout, stf, reduce, transform, scale, set): descriptors and data in
 // the library, launch, read back.
 #include <cstring>
+#include <deque>
 #include <functional>
 
 #include "conv_bench.hpp"
@@ -33,8 +34,8 @@ TShape tensor_shape(const Problem& p) {
 struct Run {
     CudnnLib& lib;
     std::vector<cudnnTensorDescriptor_t> tensors;
-    std::vector<Buffer> buffers;
-    explicit Run(CudnnLib& l) : lib(l) { buffers.reserve(16); }
+    std::deque<Buffer> buffers;  // a deque: the Buffer pointers handed out stay valid
+    explicit Run(CudnnLib& l) : lib(l) {}
     ~Run() {
         for (auto t : tensors) BENCH_CALL(lib, cudnnDestroyTensorDescriptor, t);
         for (auto& b : buffers) release(&b);
@@ -45,6 +46,12 @@ struct Run {
         BENCH_CALL(lib, cudnnCreateTensorDescriptor, out);
         tensors.push_back(*out);
         return BENCH_CALL(lib, cudnnSetTensorNdDescriptor, *out, t.data, nb, dims, strides);
+    }
+    // `bytes` bytes, uninitialized (a workspace).
+    Buffer* bytes(size_t bytes, std::string* err) {
+        buffers.emplace_back();
+        Buffer* b = &buffers.back();
+        return alloc(b, bytes, lib.on_gpu(), err) ? b : nullptr;
     }
     // A buffer of `n` elements filled with the bench's deterministic data.
     Buffer* buffer(size_t n, const Dt& t, unsigned seed, std::string* err) {
@@ -258,9 +265,24 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         Buffer* dbias = run.filled(np, pt, 0.0, &err);
         if (!x || !y || !dy || !dx || !dbias) { r.error = err; return r; }
         const double eps = 1e-5;
+        const bool ex = p.word("api", "legacy") == "ex";
+        Buffer* work = nullptr;
+        Buffer* reserve = nullptr;
         if (p.dir == "fwd_inf") {
             out = y;
             launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardInference, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, mean->ptr, var->ptr, eps)); };
+        } else if (p.dir == "fwd_train" && ex) {
+            out = y;
+            size_t ws = 0, rs = 0;
+            BENCH_TRY("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
+                      BENCH_CALL(lib, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, xd, nullptr, yd, pdsc, nullptr, &ws));
+            BENCH_TRY("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
+                      BENCH_CALL(lib, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, nullptr, xd, &rs));
+            work = run.bytes(ws, &err);
+            reserve = run.bytes(rs, &err);
+            if (!work || !reserve) { r.error = err; return r; }
+            r.workspace = ws;
+            launch = [&, ws, rs] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTrainingEx, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, one, zero, xd, x->ptr, nullptr, nullptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr, nullptr, work->ptr, ws, reserve->ptr, rs)); };
         } else if (p.dir == "fwd_train") {
             out = y;
             launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTraining, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr)); };
@@ -271,7 +293,20 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
                 return r;
             }
             out = dx;
-            launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackward, lib.handle(), mode, one, zero, one, zero, xd, x->ptr, xd, dy->ptr, xd, dx->ptr, pdsc, scale->ptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr)); };
+            if (ex) {
+                size_t ws = 0, rs = 0;
+                BENCH_TRY("cudnnGetBatchNormalizationBackwardExWorkspaceSize",
+                          BENCH_CALL(lib, cudnnGetBatchNormalizationBackwardExWorkspaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, xd, nullptr, xd, nullptr, xd, pdsc, nullptr, &ws));
+                BENCH_TRY("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
+                          BENCH_CALL(lib, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, nullptr, xd, &rs));
+                work = run.bytes(ws, &err);
+                reserve = run.bytes(rs, &err);
+                if (!work || !reserve) { r.error = err; return r; }
+                r.workspace = ws;
+                launch = [&, ws, rs] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackwardEx, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, one, zero, one, zero, xd, x->ptr, nullptr, nullptr, xd, dy->ptr, nullptr, nullptr, xd, dx->ptr, pdsc, scale->ptr, nullptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr, nullptr, work->ptr, ws, reserve->ptr, rs)); };
+            } else {
+                launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackward, lib.handle(), mode, one, zero, one, zero, xd, x->ptr, xd, dy->ptr, xd, dx->ptr, pdsc, scale->ptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr)); };
+            }
         }
         if (!launch()) { r.error = status_text(lib, "batch norm", last); return r; }
         bool good = false;

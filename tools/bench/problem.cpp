@@ -39,7 +39,13 @@ const std::map<std::string, OpSpec>& op_specs() {
         for (const char* k : {"r", "s", "t", "pad", "pad_d", "pad_h", "pad_w", "stride", "stride_d", "stride_h", "stride_w"})
             pool_ints.insert(k);
         m["pool"] = {{"fwd", "bwd"}, {{"mode", {"max", "max_det", "avg_in", "avg_ex"}}}, pool_ints, {}, {}};
-        m["bn"] = {{"fwd_inf", "fwd_train", "bwd"}, {{"mode", {"spatial", "persistent", "per_act"}}}, shape, {}, {}};
+        // api=ex: training and backward through the Ex calls with a caller's workspace (as
+        // PyTorch calls them); legacy (default): the calls without one.
+        m["bn"] = {{"fwd_inf", "fwd_train", "bwd"},
+                   {{"mode", {"spatial", "persistent", "per_act"}}, {"api", {"legacy", "ex"}}},
+                   shape,
+                   {},
+                   {"api"}};
         m["optensor"] = {{""}, {{"op", {"add", "mul", "min", "max", "sqrt", "not"}}}, shape, {}, {}};
         m["bias"] = {{""}, {}, shape, {}, {}};
         std::set<std::string> lrn_ints = shape;
