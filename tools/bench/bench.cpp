@@ -30,6 +30,8 @@ const char* kUsage =
     "                     scale set (e.g. 'lrn fwd size=5 n=32 c=64 h=56 w=56', 'divnorm bwd size=5\n"
     "                     ...' (NULL means), 'reduce op=add n=32 c=64 h=56 w=56 oh=1 ow=1',\n"
     "                     'transform to=nhwc n=32 c=64 h=56 w=56', 'dropout fwd p=0.5 ...',\n"
+    "                     'bn fwd_train mode=spatial api=ex ...': training / backward through\n"
+    "                     the Ex calls with a workspace, as PyTorch calls them;\n"
     "                     'stf bwd n=8 c=64 h=56 w=56': the spatial transformer's sampler;\n"
     "                     'stf grid_fwd|grid_bwd n=8 c=1 h=56 w=56': its grid generator)\n"
     "  --batch FILE       read problems from FILE (one per line; '#' comments; also the\n"
