@@ -265,24 +265,32 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         Buffer* dbias = run.filled(np, pt, 0.0, &err);
         if (!x || !y || !dy || !dx || !dbias) { r.error = err; return r; }
         const double eps = 1e-5;
-        const bool ex = p.word("api", "legacy") == "ex";
+        // api=ex: the Ex calls with a workspace and reserve of the queried sizes.
+        const bool ex = p.word("api", "legacy") == "ex" && p.dir != "fwd_inf";
+        size_t ws = 0, rs = 0;
         Buffer* work = nullptr;
         Buffer* reserve = nullptr;
+        if (ex) {
+            const cudnnBatchNormOps_t bn = CUDNN_BATCHNORM_OPS_BN;
+            if (p.dir == "fwd_train")
+                BENCH_TRY("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
+                          BENCH_CALL(lib, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, lib.handle(), mode, bn, xd, nullptr, yd, pdsc, nullptr, &ws));
+            else
+                BENCH_TRY("cudnnGetBatchNormalizationBackwardExWorkspaceSize",
+                          BENCH_CALL(lib, cudnnGetBatchNormalizationBackwardExWorkspaceSize, lib.handle(), mode, bn, xd, nullptr, xd, nullptr, xd, pdsc, nullptr, &ws));
+            BENCH_TRY("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
+                      BENCH_CALL(lib, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, lib.handle(), mode, bn, nullptr, xd, &rs));
+            work = run.bytes(ws, &err);
+            reserve = run.bytes(rs, &err);
+            if (!work || !reserve) { r.error = err; return r; }
+            r.workspace = ws;
+        }
         if (p.dir == "fwd_inf") {
             out = y;
             launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardInference, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, mean->ptr, var->ptr, eps)); };
         } else if (p.dir == "fwd_train" && ex) {
             out = y;
-            size_t ws = 0, rs = 0;
-            BENCH_TRY("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
-                      BENCH_CALL(lib, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, xd, nullptr, yd, pdsc, nullptr, &ws));
-            BENCH_TRY("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
-                      BENCH_CALL(lib, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, nullptr, xd, &rs));
-            work = run.bytes(ws, &err);
-            reserve = run.bytes(rs, &err);
-            if (!work || !reserve) { r.error = err; return r; }
-            r.workspace = ws;
-            launch = [&, ws, rs] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTrainingEx, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, one, zero, xd, x->ptr, nullptr, nullptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr, nullptr, work->ptr, ws, reserve->ptr, rs)); };
+            launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTrainingEx, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, one, zero, xd, x->ptr, nullptr, nullptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr, nullptr, work->ptr, ws, reserve->ptr, rs)); };
         } else if (p.dir == "fwd_train") {
             out = y;
             launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationForwardTraining, lib.handle(), mode, one, zero, xd, x->ptr, yd, y->ptr, pdsc, scale->ptr, bias->ptr, 0.1, mean->ptr, var->ptr, eps, smean->ptr, sinv->ptr)); };
@@ -293,20 +301,10 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
                 return r;
             }
             out = dx;
-            if (ex) {
-                size_t ws = 0, rs = 0;
-                BENCH_TRY("cudnnGetBatchNormalizationBackwardExWorkspaceSize",
-                          BENCH_CALL(lib, cudnnGetBatchNormalizationBackwardExWorkspaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, xd, nullptr, xd, nullptr, xd, pdsc, nullptr, &ws));
-                BENCH_TRY("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
-                          BENCH_CALL(lib, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, nullptr, xd, &rs));
-                work = run.bytes(ws, &err);
-                reserve = run.bytes(rs, &err);
-                if (!work || !reserve) { r.error = err; return r; }
-                r.workspace = ws;
-                launch = [&, ws, rs] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackwardEx, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, one, zero, one, zero, xd, x->ptr, nullptr, nullptr, xd, dy->ptr, nullptr, nullptr, xd, dx->ptr, pdsc, scale->ptr, nullptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr, nullptr, work->ptr, ws, reserve->ptr, rs)); };
-            } else {
+            if (ex)
+                launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackwardEx, lib.handle(), mode, CUDNN_BATCHNORM_OPS_BN, one, zero, one, zero, xd, x->ptr, nullptr, nullptr, xd, dy->ptr, nullptr, nullptr, xd, dx->ptr, pdsc, scale->ptr, nullptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr, nullptr, work->ptr, ws, reserve->ptr, rs)); };
+            else
                 launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackward, lib.handle(), mode, one, zero, one, zero, xd, x->ptr, xd, dy->ptr, xd, dx->ptr, pdsc, scale->ptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr)); };
-            }
         }
         if (!launch()) { r.error = status_text(lib, "batch norm", last); return r; }
         bool good = false;
