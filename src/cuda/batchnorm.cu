@@ -28,6 +28,8 @@
 //                           + 2T for y with an activation, + T for dz, + T when beta != 0;
 //                           + T when savedMean / savedInvVariance are NULL)
 // plus O(features * slices) bytes of partial sums.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -154,6 +156,17 @@ bool fused_wanted() {
 bool fused_stamped() {
     static const bool counter = core::knob_is("ODNN_BN_FUSED_SYNC", "counter");
     return !counter;
+}
+
+// Where the fused launch marks its sums unset (stamped) or clears its counters (counted):
+// the kernel itself, before a grid barrier (the default), or a memset launched before it
+// (ODNN_BN_FUSED_INIT=memset, a tuning knob the GPU suite runs). One launch a call
+// instead of two took 2.5-4 us of host time off each call and 0-3% off the batch-32
+// ResNet-50 shapes on the H100; only 8x64x56x56 went 2-4% slower, the barrier's cost
+// against a 12 us kernel (docs/PERFORMANCE.md).
+bool fused_init_in_kernel() {
+    static const bool memset = core::knob_is("ODNN_BN_FUSED_INIT", "memset");
+    return !memset;
 }
 
 // Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
@@ -1179,8 +1192,9 @@ __global__ void __launch_bounds__(kThreads)
 // outputs); after the barrier it stores the step's statistics sums at the tile's index.
 // Two ways to wait (fused_stamped): counted, the sums stored then counted in the
 // channel (a release) and the count acquired by every lane before the pieces are read;
-// stamped (the default), the pieces pre-filled with kUnsetPiece and polled until stored,
-// eight a lane at a time, no fence on either side. So no worker waits on a channel's
+// stamped (the default), the pieces pre-filled with kUnsetPiece (by the kernel before a
+// grid barrier, or by a memset launched first: fused_init_in_kernel) and polled until
+// stored, eight a lane at a time, no fence on either side. So no worker waits on a channel's
 // finish, a chain of memory latencies: a first form in which warp 0 both worked and
 // finished ran 1.5x slower than three passes.
 // This one is 1.10-1.30x faster (H100, 128x256x56x56) but at ~70% of DRAM bandwidth: a
@@ -1208,6 +1222,7 @@ struct FusedPlan {
     int lag = 1;       // steps from a tile's statistics to its apply
     int steps = 0;     // ceil(C * Q / grid) + lag
     bool stamped = true;  // pieces published stamped (store_piece), not counted in `done`
+    bool init = true;     // the kernel marks the pieces unset / clears `done` (fused_init_in_kernel)
 };
 
 template <class T>
@@ -1345,7 +1360,7 @@ __device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-// Stamped pieces: the launch fills the pieces with kUnsetPiece (all bits set, a NaN no
+// Stamped pieces: the pieces are first filled with kUnsetPiece (all bits set, a NaN no
 // arithmetic makes) and a tile's sums are stored over it relaxed, each double at once;
 // a reader polls the pieces themselves. No fence on either side: the pieces guard no
 // other data. A sum that is kUnsetPiece's bits (a NaN read from DOUBLE input with that
@@ -1396,6 +1411,20 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     __shared__ BwdCoef<C> sh_bwd[2];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int64_t tiles = static_cast<int64_t>(fp.C) * fp.Q, P = gridDim.x;
+    if (fp.init) {
+        // The pieces unset (stamped) or the counters cleared, then a grid barrier: no
+        // block reads either before every block has written its share.
+        const int64_t n = fp.stamped ? tiles : fp.C;
+        for (int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < n; k += P * kThreads) {
+            if (fp.stamped) {
+                reinterpret_cast<unsigned long long*>(part_a)[k] = kUnsetPiece;
+                reinterpret_cast<unsigned long long*>(part_b)[k] = kUnsetPiece;
+            } else {
+                done[k] = 0u;
+            }
+        }
+        cooperative_groups::this_grid().sync();
+    }
     auto step_tiles = [&](int64_t i, bool& do_s, bool& do_a, int64_t& ts_i, int64_t& ta_i) {
         ts_i = i * P + blockIdx.x;
         ta_i = (i - fp.lag) * P + blockIdx.x;
@@ -2038,8 +2067,8 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
     });
 }
 
-// Fused statistics + apply (Plan::fused): marks the sums unset (stamped) or clears the
-// channel counters (counted), then one cooperative launch of as many blocks as the
+// Fused statistics + apply (Plan::fused): one cooperative launch (after a memset that marks
+// the sums unset or clears the counters, where the kernel does not) of as many blocks as the
 // plan's quantization assumed and fit the GPU at once. *done stays false (three passes
 // follow) where the instance does not fit or the device refuses the cooperative launch.
 template <class T, int V, bool kBwd, bool kPlain>
@@ -2074,7 +2103,10 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.steps = static_cast<int>(ceil_div(tiles, grid) + fp.lag);
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
     fp.stamped = fused_stamped();
-    if (fp.stamped) {
+    fp.init = fused_init_in_kernel();
+    if (fp.init) {
+        // fused_nchw does it.
+    } else if (fp.stamped) {
         // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
         const size_t bytes = pl.off_b - pl.off_a + sizeof(double) * static_cast<size_t>(tiles);
         ODNN_RETURN_IF_ERROR(
