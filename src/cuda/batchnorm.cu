@@ -169,6 +169,13 @@ bool fused_init_in_kernel() {
     return !memset;
 }
 
+// Whether the fused launch's plain instances step a round's vector offsets (for_round)
+// instead of dividing for each (ODNN_BN_FUSED_WALK=off, a tuning knob the GPU suite runs).
+bool fused_walk() {
+    static const bool off = core::knob_is("ODNN_BN_FUSED_WALK", "off");
+    return !off;
+}
+
 // Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
 int fused_lag() {
     static const int lag = static_cast<int>(clamp64(core::knob_long("ODNN_BN_FUSED_LAG", 2), 2, 8));
@@ -1223,6 +1230,7 @@ struct FusedPlan {
     int steps = 0;     // ceil(C * Q / grid) + lag
     bool stamped = true;  // pieces published stamped (store_piece), not counted in `done`
     bool init = true;     // the kernel marks the pieces unset / clears `done` (fused_init_in_kernel)
+    bool walk = true;     // for_round steps its offsets where it can (fused_walk)
 };
 
 template <class T>
@@ -1277,6 +1285,38 @@ __device__ __forceinline__ void store_vec_stream(T* p, const Vec<T, V>& v) {
     }
 }
 
+// A vector's elements in C. BFLOAT16 by its bits: a 32-bit word's two elements are its
+// low half shifted up and its high half masked, one instruction each (through
+// __bfloat162float the high one took two: a byte permute, then the shift).
+template <class T, int V>
+__device__ __forceinline__ void unpack_in(const Vec<T, V>& v, typename Io<T>::C (&out)[V]) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        static_assert(V % 2 == 0, "bfloat16 pairs");
+        uint32_t w[V / 2];
+        memcpy(w, &v, sizeof(w));
+#pragma unroll
+        for (int i = 0; i < V / 2; ++i) {
+            out[2 * i] = __uint_as_float(w[i] << 16);
+            out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) out[i] = Io<T>::in(v.v[i]);
+    }
+}
+
+// Element e (a constant once unrolled) of a raw 16-byte vector in C: unpack_in's rule,
+// one element at a time (converted at its use, so no array of them is held).
+template <class T, int V>
+__device__ __forceinline__ typename Io<T>::C elem_in(const uint4& raw, int e) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        const uint32_t w = e < 2 ? raw.x : e < 4 ? raw.y : e < 6 ? raw.z : raw.w;
+        return __uint_as_float(e % 2 ? (w & 0xffff0000u) : (w << 16));
+    } else {
+        return Io<T>::in(as_vec_of<T, V>(raw).v[e]);
+    }
+}
+
 // One vector of the fused / resident forward apply at element offset `off`:
 // y = alpha * fwd_value(x, z) + beta * y, stored evict-first. kPlain: no activation, add
 // or beta (the 16-bit types fold the coefficients, as the three-pass applies).
@@ -1287,8 +1327,10 @@ __device__ __forceinline__ void fwd_apply_vec(const FusedIo<T>& io, const FwdCoe
     Vec<T, V> out;
     if constexpr (kPlain && sizeof(T) == 2) {
         const FwdFold<C> f(k.a, k.m, k.ml, k.b, io.alpha);
+        C x[V];
+        unpack_in<T, V>(xv, x);
 #pragma unroll
-        for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(Io<T>::in(xv.v[i])));
+        for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(x[i]));
     } else {
         Vec<T, V> zv{}, yv{};
         const int ops = kPlain ? 0 : io.ops;
@@ -1316,8 +1358,11 @@ __device__ __forceinline__ void bwd_apply_vec(const FusedIo<T>& io, const BwdCoe
     Vec<T, V> out;
     if constexpr (kPlain && sizeof(T) == 2) {
         const BwdFold<C> f(k.a, k.b, k.c, k.m, k.ml, io.alpha);
+        C x[V], d[V];
+        unpack_in<T, V>(xv, x);
+        unpack_in<T, V>(dv, d);
 #pragma unroll
-        for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(Io<T>::in(dv.v[i]), Io<T>::in(xv.v[i])));
+        for (int i = 0; i < V; ++i) out.v[i] = Io<T>::out(f(d[i], x[i]));
     } else {
         Vec<T, V> yv{}, old{}, oldz{}, outz;
         const int ops = kPlain ? 0 : io.ops;
@@ -1377,25 +1422,53 @@ __device__ __forceinline__ unsigned long long load_piece(const double* p) {
     return b;
 }
 
+// f(u, off) for each vector v = vb + u kFusedWorkers < tl.v1 of a round, off its element
+// offset. Where an image's run of S elements is at least a round's stride, the offsets
+// are stepped (at most one run boundary a step: a compare and two adds) from the first,
+// the only one divided; a division a vector took ~13 instructions of the 16-bit apply's
+// ~45 a vector. kWalk false: a division a vector always (the instances with an
+// activation, add or beta: the stepped form's second copy of the loop made them spill).
+template <int V, int U, bool kWalk, class F>
+__device__ __forceinline__ void for_round(const FusedPlan& fp, const FusedTile& tl, int64_t vb, F&& f) {
+    constexpr uint32_t kStep = static_cast<uint32_t>(kFusedWorkers) * V;
+    if (kWalk && fp.walk && fp.s >= kStep) {
+        const uint32_t j = static_cast<uint32_t>(vb) * V;
+        const uint32_t n = fp.fd_s.div(j);
+        uint32_t r = j - n * fp.s;
+        int64_t off = tl.base + static_cast<int64_t>(n) * fp.cs + r;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (vb + u * kFusedWorkers < tl.v1) f(u, off);
+            r += kStep;
+            off += kStep;
+            if (r >= fp.s) {
+                r -= fp.s;
+                off += fp.cs - fp.s;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int64_t v = vb + u * kFusedWorkers;
+            if (v < tl.v1) f(u, tl.base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s));
+        }
+    }
+}
+
 // One round of a fused tile's loads, all issued before any is used: vectors
 // vb + u kFusedWorkers < tl.v1 of x, and of dy (kBwd) and y (has_y). kLast: the apply's
-// re-reads, evict-first.
-template <class T, int V, int U, bool kBwd, bool kLast>
+// re-reads, evict-first. kWalk: for_round's.
+template <class T, int V, int U, bool kBwd, bool kLast, bool kWalk>
 __device__ __forceinline__ void fused_load_round(const FusedIo<T>& io, const FusedPlan& fp, const FusedTile& tl,
                                                  int64_t vb, bool has_y, uint4 (&xv)[U], uint4 (&dv)[U],
                                                  uint4 (&yv)[U]) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        const int64_t v = vb + u * kFusedWorkers;
-        if (v < tl.v1) {
-            const int64_t off = tl.base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s);
-            xv[u] = kLast ? ld16_last(io.x + off) : ld16(io.x + off);
-            if constexpr (kBwd) {
-                dv[u] = kLast ? ld16_last(io.dy + off) : ld16(io.dy + off);
-                if (has_y) yv[u] = kLast ? ld16_last(io.y + off) : ld16(io.y + off);
-            }
+    for_round<V, U, kWalk>(fp, tl, vb, [&](int u, int64_t off) {
+        xv[u] = kLast ? ld16_last(io.x + off) : ld16(io.x + off);
+        if constexpr (kBwd) {
+            dv[u] = kLast ? ld16_last(io.dy + off) : ld16(io.dy + off);
+            if (has_y) yv[u] = kLast ? ld16_last(io.y + off) : ld16(io.y + off);
         }
-    }
+    });
 }
 
 // kPlain (with_plain): no activation, add or beta, compiled without their run-time
@@ -1527,7 +1600,6 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     }
     // The workers: kW threads.
     const bool has_act = kBwd && !kPlain && io.ops != 0;
-    auto offset = [&](const FusedTile& tl, int64_t v) { return tl.base + nchw_vec_offset<V>(v, fp.cs, fp.s, fp.fd_s); };
     auto as_vec = [](const uint4& u) { return as_vec_of<T, V>(u); };
     for (int64_t i = 0; i < fp.steps; ++i) {
         const int par = static_cast<int>(i & 1);
@@ -1542,17 +1614,16 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
             const C center = kBwd ? static_cast<C>(bf.mean_in[ts.c]) : Io<T>::in(io.x[ts.base]);
             for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
                 uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
-                fused_load_round<T, V, U, kBwd, false>(io, fp, ts, vb, has_act, xv, dv, yv);
+                fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
                 C fa = 0, fb = 0;
 #pragma unroll
                 for (int u = 0; u < U; ++u)
                     if (vb + u * kW < ts.v1) {
-                        const Vec<T, V> xe = as_vec(xv[u]), de = as_vec(dv[u]), ye = as_vec(yv[u]);
 #pragma unroll
                         for (int e = 0; e < V; ++e)
-                            contrib<C, kBwd>(Io<T>::in(xe.v[e]), kBwd ? Io<T>::in(de.v[e]) : C(0),
-                                             (kBwd && has_act) ? Io<T>::in(ye.v[e]) : C(0), has_act, io.act, center,
-                                             fa, fb);
+                            contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
+                                             (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
+                                             center, fa, fb);
                     }
                 acc_a += fa;
                 acc_b += fb;
@@ -1568,7 +1639,7 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
         uint4 xa[U], da[U], ya[U];
         const int64_t va = ta.v0 + threadIdx.x;
-        if (do_a) fused_load_round<T, V, U, kBwd, true>(io, fp, ta, va, false, xa, da, ya);
+        if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
         named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
         if (!do_a) continue;
         FwdCoef<C> kf{};
@@ -1578,16 +1649,13 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         else
             kf = sh_fwd[par];
         for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
-            if (vb != va) fused_load_round<T, V, U, kBwd, true>(io, fp, ta, vb, false, xa, da, ya);
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int64_t v = vb + u * kW;
-                if (v >= ta.v1) continue;
+            if (vb != va) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, vb, false, xa, da, ya);
+            for_round<V, U, kPlain>(fp, ta, vb, [&](int u, int64_t off) {
                 if constexpr (!kBwd)
-                    fwd_apply_vec<T, V, kPlain>(io, kf, offset(ta, v), as_vec(xa[u]));
+                    fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
                 else
-                    bwd_apply_vec<T, V, kPlain>(io, kb, offset(ta, v), as_vec(xa[u]), as_vec(da[u]));
-            }
+                    bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
+            });
         }
     }
 }
@@ -2104,6 +2172,7 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
+    fp.walk = fused_walk();
     if (fp.init) {
         // fused_nchw does it.
     } else if (fp.stamped) {
