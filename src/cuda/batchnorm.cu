@@ -1426,7 +1426,8 @@ __device__ __forceinline__ unsigned long long load_piece(const double* p) {
 // offset. Where an image's run of S elements is at least a round's stride, the offsets
 // are stepped (at most one run boundary a step: a compare and two adds) from the first,
 // the only one divided; a division a vector took ~13 instructions of the 16-bit apply's
-// ~45 a vector. kWalk false: a division a vector always (the instances with an
+// ~45 a vector. Measured 0.5-1.5% faster at 128x256x56x56 on the H100 (bf16 forward
+// 0.1834 -> 0.1810 ms): the kernel waits on memory, not on issue. kWalk false: a division a vector always (the instances with an
 // activation, add or beta: the stepped form's second copy of the loop made them spill).
 template <int V, int U, bool kWalk, class F>
 __device__ __forceinline__ void for_round(const FusedPlan& fp, const FusedTile& tl, int64_t vb, F&& f) {
