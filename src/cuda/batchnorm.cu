@@ -1211,7 +1211,8 @@ __global__ void __launch_bounds__(kThreads)
 // shared-memory ring (bulk copies, two steps ahead) and applies them from there moved
 // exactly 2T but ran slower (0.58 ms against 0.41, counted): more, smaller steps, each
 // as long (docs/PERFORMANCE.md).
-// Progress: every block is resident (cooperative launch). The control warp of step i
+// Progress: every block is resident (cooperative launch), which the opening grid barrier
+// (fused_init_in_kernel) needs too. The control warp of step i
 // waits for statistics of steps <= i - lag + 1 <= i - 1 (a channel's tiles span at most
 // two steps, as Q <= the grid; lag >= 2), stored after the barriers of those steps, so by
 // induction on i every step completes. With more tiles a channel than blocks it would
@@ -1427,8 +1428,10 @@ __device__ __forceinline__ unsigned long long load_piece(const double* p) {
 // are stepped (at most one run boundary a step: a compare and two adds) from the first,
 // the only one divided; a division a vector took ~13 instructions of the 16-bit apply's
 // ~45 a vector. Measured 0.5-1.5% faster at 128x256x56x56 on the H100 (bf16 forward
-// 0.1834 -> 0.1810 ms): the kernel waits on memory, not on issue. kWalk false: a division a vector always (the instances with an
-// activation, add or beta: the stepped form's second copy of the loop made them spill).
+// 0.1834 -> 0.1810 ms): the kernel waits on memory, not on issue. The plan's bound of
+// 4 GiB a channel keeps S < 2^31, so r + kStep does not wrap. kWalk false: a division a
+// vector always (the instances with an activation, add or beta: the stepped form's
+// second copy of the loop made them spill).
 template <int V, int U, bool kWalk, class F>
 __device__ __forceinline__ void for_round(const FusedPlan& fp, const FusedTile& tl, int64_t vb, F&& f) {
     constexpr uint32_t kStep = static_cast<uint32_t>(kFusedWorkers) * V;
