@@ -2177,17 +2177,17 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
     fp.walk = fused_walk();
-    if (fp.init) {
-        // fused_nchw does it.
-    } else if (fp.stamped) {
-        // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
-        const size_t bytes = pl.off_b - pl.off_a + sizeof(double) * static_cast<size_t>(tiles);
-        ODNN_RETURN_IF_ERROR(
-            cuda_status(cudaMemsetAsync(ws + pl.off_a, 0xff, bytes, s), "marking the batch-norm sums unset"));
-    } else {
-        ODNN_RETURN_IF_ERROR(cuda_status(
-            cudaMemsetAsync(counters, 0, sizeof(unsigned) * static_cast<size_t>(g.c), s),
-            "clearing the batch-norm channel counters"));
+    if (!fp.init) {  // else fused_nchw marks the sums unset or clears the counters itself
+        if (fp.stamped) {
+            // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
+            const size_t bytes = pl.off_b - pl.off_a + sizeof(double) * static_cast<size_t>(tiles);
+            ODNN_RETURN_IF_ERROR(
+                cuda_status(cudaMemsetAsync(ws + pl.off_a, 0xff, bytes, s), "marking the batch-norm sums unset"));
+        } else {
+            ODNN_RETURN_IF_ERROR(cuda_status(
+                cudaMemsetAsync(counters, 0, sizeof(unsigned) * static_cast<size_t>(g.c), s),
+                "clearing the batch-norm channel counters"));
+        }
     }
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeCooperative;
