@@ -266,7 +266,11 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         if (!x || !y || !dy || !dx || !dbias) { r.error = err; return r; }
         const double eps = 1e-5;
         // api=ex: the Ex calls with a workspace and reserve of the queried sizes.
-        const bool ex = p.word("api", "legacy") == "ex" && p.dir != "fwd_inf";
+        const bool ex = p.word("api", "legacy") == "ex";
+        if (ex && p.dir == "fwd_inf") {
+            r.error = "api=ex: inference has no Ex call (fwd_train and bwd do)";
+            return r;
+        }
         size_t ws = 0, rs = 0;
         Buffer* work = nullptr;
         Buffer* reserve = nullptr;
