@@ -819,7 +819,34 @@ struct BwdFinish {
     void* dbias;
     double p_alpha, p_beta;
     C *coef_a, *coef_b, *coef_c, *coef_m, *coef_ml;
+    // The caller's saved mean and inverse std (the parameters' type and mean / variance
+    // strides), read in place of mean_in / istd_in where set (the fused launch: no
+    // load_saved launch before it).
+    const void* saved_mean = nullptr;
+    const void* saved_istd = nullptr;
 };
+
+// Feature f's mean and inverse std as bits of type *dt (bwd_stat_value converts them):
+// from the caller's saved arrays where o.saved_mean is set, else the workspace's doubles.
+template <class C>
+__device__ __forceinline__ void bwd_stat_bits(const NormGeometry& g, const BwdFinish<C>& o, int64_t f,
+                                              uint64_t* mean, uint64_t* istd, int* dt) {
+    if (o.saved_mean) {
+        const int64_t mo = g.param_offset(o.pio.mv.st, f);
+        *dt = o.pio.dtype;
+        *mean = load_bits(o.saved_mean, mo, *dt);
+        *istd = load_bits(o.saved_istd, mo, *dt);
+    } else {
+        *dt = CUDNN_DATA_DOUBLE;
+        *mean = load_bits(o.mean_in, f, *dt);
+        *istd = load_bits(o.istd_in, f, *dt);
+    }
+}
+template <class C>
+__device__ __forceinline__ double bwd_mean(const NormGeometry& g, const BwdFinish<C>& o, int64_t f) {
+    if (!o.saved_mean) return o.mean_in[f];
+    return bits_value(load_bits(o.saved_mean, g.param_offset(o.pio.mv.st, f), o.pio.dtype), o.pio.dtype);
+}
 
 // A feature's backward apply coefficients: dx = a * d + b * ((x - m) - ml) + c.
 template <class C>
@@ -1524,14 +1551,13 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
                 // The channel's parameters, loaded as bits and converted after the polls, so
                 // that one round trip covers them and the pieces.
                 FwdParamBits prm{};
-                double mean = 0.0, istd = 0.0;
-                uint64_t sc_bits = 0;
+                uint64_t mean_bits = 0, istd_bits = 0, sc_bits = 0;
+                int stat_dt = CUDNN_DATA_DOUBLE;
                 if (lane == 0) {
                     if constexpr (!kBwd) {
                         prm = fwd_param_bits<C>(g, ff, ta.c, ta.q == 0);
                     } else {
-                        mean = bf.mean_in[ta.c];
-                        istd = bf.istd_in[ta.c];
+                        bwd_stat_bits<C>(g, bf, ta.c, &mean_bits, &istd_bits, &stat_dt);
                         sc_bits = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
                     }
                 }
@@ -1580,8 +1606,9 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
                     if constexpr (!kBwd)
                         sh_fwd[par] = finish_forward<C>(g, ff, ta.c, fwd_params_of<C>(ff, prm), sa, sb, ta.q == 0);
                     else
-                        sh_bwd[par] = finish_backward_at<C>(g, bf, ta.c, mean, istd, bits_value(sc_bits, bf.pio.dtype),
-                                                            sa, sb, ta.q == 0);
+                        sh_bwd[par] = finish_backward_at<C>(g, bf, ta.c, bits_value(mean_bits, stat_dt),
+                                                            bits_value(istd_bits, stat_dt),
+                                                            bits_value(sc_bits, bf.pio.dtype), sa, sb, ta.q == 0);
                 }
             }
             named_barrier_sync(1, kThreads);
@@ -1615,7 +1642,7 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         double acc_a = 0.0, acc_b = 0.0;
         if (do_s) {
             const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
-            const C center = kBwd ? static_cast<C>(bf.mean_in[ts.c]) : Io<T>::in(io.x[ts.base]);
+            const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
             for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
                 uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
                 fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
@@ -2496,6 +2523,16 @@ public:
                     (launch_resident<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
                 if (done) return launched(name());
             }
+            if (pl.fused && p.saved_mean) {
+                // The fused launch reads the saved statistics itself (no load_saved launch).
+                BwdFinish<C> direct = bf;
+                direct.saved_mean = p.saved_mean;
+                direct.saved_istd = p.saved_inv_var;
+                bool done = false;
+                ODNN_RETURN_IF_ERROR(
+                    (launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, direct, h.stream, &done)));
+                if (done) return launched(name());
+            }
             if (p.saved_mean) {
                 load_saved<<<feature_blocks(pl.F), kThreads, 0, h.stream>>>(g, pio, p.saved_mean, p.saved_inv_var,
                                                                             mean, istd);
@@ -2512,7 +2549,7 @@ public:
                 mo.istd_out = istd;
                 finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, mo);
             }
-            if (pl.fused) {
+            if (pl.fused && !p.saved_mean) {
                 bool done = false;
                 ODNN_RETURN_IF_ERROR((launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, bf, h.stream, &done)));
                 if (done) return launched(name());
