@@ -6,8 +6,10 @@
 //           channel's run of S elements read in 16-byte vectors (S divisible by the width)
 //   nhwc    packed NHWC / NDHWC, SPATIAL (also N x C x 1 x 1): statistics block =
 //           channels x rows, each thread V consecutive channels, 16-byte vectors (C
-//           divisible by V); apply: each thread a fixed chunk of V channels (its
-//           coefficients in registers) over a stride of rows
+//           divisible by V), rows in bands from the tensor's end; apply: each thread a
+//           fixed chunk of V channels (its coefficients in registers) over a stride of
+//           rows, after statistics in one resident wave from the tensor's start (so its
+//           first re-reads hit the L2)
 //   generic any strides, either mode: per-element index arithmetic
 //   fused   packed NCHW training / backward in one launch (fused_nchw; the default where
 //           it can run, ODNN_BN_FUSED=off for three passes)
@@ -174,6 +176,28 @@ bool fused_init_in_kernel() {
 bool fused_walk() {
     static const bool off = core::knob_is("ODNN_BN_FUSED_WALK", "off");
     return !off;
+}
+
+// Whether packed NHWC training and backward read the tensor's first rows last in their
+// statistics pass (stats_nhwc's bands) and then apply in one resident wave, rows ascending,
+// so that the apply's first re-reads hit the L2 (ODNN_BN_NHWC_ORDER=slices: a slice of
+// rows a statistics block and the apply in about two waves, a tuning knob the GPU suite
+// runs).
+bool nhwc_tail_first() {
+    static const bool slices = core::knob_is("ODNN_BN_NHWC_ORDER", "slices");
+    return !slices;
+}
+
+// Threads of kernel fn resident at once (kThreads a block, smem bytes of dynamic shared
+// memory), 0 where the device does not say.
+template <class K>
+int64_t resident_threads(K fn, size_t smem) {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, kThreads, smem) != cudaSuccess) {
+        cudaGetLastError();
+        b = 0;
+    }
+    return int64_t{b} * sm_count() * kThreads;
 }
 
 // Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
@@ -388,6 +412,21 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- Statistics: packed NHWC (rows x C), block = (TX channel groups) x (TY rows) ----
 
+// How stats_nhwc's P blocks take the rows: in `count` bands of P `rows`-row parts, block p
+// part p of each, the last band first. Where nhwc_tail_first, parts of one step (U rows of
+// each of the TY threads a column): the rows read last are the tensor's first, which the
+// apply after it (one resident wave, rows ascending) reads first, so those re-reads hit
+// the L2. Else one band: a slice of ceil(rows / P) rows a block.
+struct StatsBands {
+    int64_t rows, count;
+};
+StatsBands stats_nhwc_bands(int64_t rows, int P, int U, int TY) {
+    const int64_t b = nhwc_tail_first() ? int64_t{U} * TY : ceil_div(rows, P);
+    return {b, ceil_div(rows, P * b)};
+}
+// stats_nhwc's rows a step a thread (backward: two or three tensors).
+constexpr int stats_nhwc_unroll(bool bwd) { return bwd ? 2 : 4; }
+
 // Each thread sums its rows in C (float for the 16-bit and FLOAT types) over chunks of
 // kChunk steps and adds each chunk into its own double slot of shared memory: sixteen
 // double accumulators a thread (V = 8) held stats_nhwc<bf16, 8> at 80 registers and 29%
@@ -397,10 +436,10 @@ __global__ void __launch_bounds__(kThreads)
 template <class T, int V, bool kBwd>
 __global__ void __launch_bounds__(kThreads, kStatsNhwcBlocks)  // <= 80 registers: three blocks an SM
     stats_nhwc(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y, bool has_act,
-               NormActivation act, const double* __restrict__ mean, int64_t c_total, int64_t rows, int P,
-               double* __restrict__ part_a, double* __restrict__ part_b) {
+               NormActivation act, const double* __restrict__ mean, int64_t c_total, int64_t rows, int P, int64_t B,
+               int64_t bands, double* __restrict__ part_a, double* __restrict__ part_b) {  // StatsBands: B, bands
     using C = typename Io<T>::C;
-    constexpr int U = kBwd ? 2 : 4, kChunk = 16;  // U rows a step (backward: two or three tensors)
+    constexpr int U = stats_nhwc_unroll(kBwd), kChunk = 16;
     extern __shared__ double shm[];  // [2][TY][TX * V]
     const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
     const int p = blockIdx.y;
@@ -417,9 +456,7 @@ __global__ void __launch_bounds__(kThreads, kStatsNhwcBlocks)  // <= 80 register
         center[i] = C(0);
         if (active) center[i] = kBwd ? static_cast<C>(mean[c0 + i]) : Io<T>::in(x[c0 + i]);
     }
-    const int64_t r0 = rows * p / P, r1 = rows * (p + 1) / P;
     if (active) {
-        int64_t r = r0 + ty;
         int steps = 0;
         auto flush = [&] {
 #pragma unroll
@@ -454,17 +491,24 @@ __global__ void __launch_bounds__(kThreads, kStatsNhwcBlocks)  // <= 80 register
             }
             if (++steps == kChunk) flush();
         };
-        for (; r + (U - 1) * TY < r1; r += U * TY) {
-            int64_t rr[U];
+        // Bands of P B rows, block p taking rows [(k P + p) B, + B) of band k, from the last
+        // band to the first (stats_nhwc_bands).
+        const int64_t band = int64_t{P} * B;
+        for (int64_t base = (bands - 1) * band + p * B; base >= 0; base -= band) {
+            const int64_t end = min(base + B, rows);
+            int64_t r = base + ty;
+            for (; r + (U - 1) * TY < end; r += U * TY) {
+                int64_t rr[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) rr[u] = r + u * TY;
-            step(rr, U);
-        }
-        for (; r < r1; r += TY) {
-            int64_t rr[U];
+                for (int u = 0; u < U; ++u) rr[u] = r + u * TY;
+                step(rr, U);
+            }
+            for (; r < end; r += TY) {
+                int64_t rr[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) rr[u] = r;
-            step(rr, 1);
+                for (int u = 0; u < U; ++u) rr[u] = r;
+                step(rr, 1);
+            }
         }
         flush();
     }
@@ -1060,14 +1104,18 @@ struct NhwcWalk {
     FastDiv fd_cv;
 };
 
-NhwcWalk nhwc_walk(int64_t rows, int64_t c, int v) {
+// one_wave: at most `one_wave` threads (those resident at once), so the rows are applied
+// in ascending order across the GPU (after stats_nhwc's bands); 0: about two resident
+// waves on 132 SMs, at least about four rows per thread (the coefficient loads amortised;
+// small problems walk several rows too).
+NhwcWalk nhwc_walk(int64_t rows, int64_t c, int v, int64_t one_wave = 0) {
     NhwcWalk w;
     w.rows = static_cast<uint32_t>(rows);
     w.cvn = static_cast<uint32_t>(c / v);
-    // About two resident waves on 132 SMs; at least about four rows per thread (the
-    // coefficient loads amortised; small problems walk several rows too).
     const int64_t target = int64_t{1} << 19;
-    w.row_step = static_cast<uint32_t>(clamp64(ceil_div(target, w.cvn), 1, std::max<int64_t>(1, ceil_div(rows, 4))));
+    w.row_step = static_cast<uint32_t>(one_wave > 0 ? clamp64(one_wave / w.cvn, 1, rows)
+                                                    : clamp64(ceil_div(target, w.cvn), 1,
+                                                              std::max<int64_t>(1, ceil_div(rows, 4))));
     w.lanes = w.row_step * w.cvn;
     w.fd_cv = FastDiv(w.cvn);
     return w;
@@ -2020,8 +2068,9 @@ void launch_stats_v(const Plan& pl, const NormGeometry& g, const StatsArgs& a, c
         const dim3 block(tx, ty);
         const dim3 grid(static_cast<unsigned>(ceil_div(groups, tx)), static_cast<unsigned>(pl.P));
         const size_t shm = 2 * sizeof(double) * static_cast<size_t>(ty) * tx * V;
+        const StatsBands sb = stats_nhwc_bands(g.n * g.s, pl.P, stats_nhwc_unroll(kBwd), ty);
         stats_nhwc<T, V, kBwd><<<grid, block, shm, s>>>(x, dy, y, a.has_act, a.act, a.mean, g.c, g.n * g.s, pl.P,
-                                                        a.part_a, a.part_b);
+                                                        sb.rows, sb.count, a.part_a, a.part_b);
     }
 }
 
@@ -2074,11 +2123,17 @@ void launch_apply_forward_nhwc(const NormGeometry& g, const T* x, const T* z, T*
                                const NormActivation& act, typename Io<T>::C alpha, typename Io<T>::C beta,
                                cudaStream_t s) {
     using C = typename Io<T>::C;
-    const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
-    const unsigned grid = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
     with_fold<T>(ops, beta, [&](auto fold) {
         constexpr bool kFold = decltype(fold)::value, kStage = kFold && Src::kStageable;
         const size_t smem = static_cast<size_t>(g.c) * sizeof(FwdFold<C>);
+        int64_t one_wave = 0;
+        if constexpr (!Src::kStageable) {
+            // After a statistics pass (training: the coefficient arrays): one resident wave.
+            static const int64_t resident = resident_threads(apply_forward_nhwc<T, V, kFold, Src, false>, 0);
+            if (nhwc_tail_first()) one_wave = resident;
+        }
+        const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V, one_wave);
+        const unsigned grid = static_cast<unsigned>(ceil_div(w.lanes, kThreads));
         if (kStage && smem <= kStageBytes)
             apply_forward_nhwc<T, V, kFold, Src, kStage><<<grid, kThreads, smem, s>>>(x, z, y, w, src, ops, act,
                                                                                        alpha, beta);
@@ -2124,8 +2179,10 @@ void launch_apply_backward_v(const Plan& pl, const NormGeometry& g, const T* x, 
                 x, dy, y, dx, dz, nvec, fd_s, fd_c, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act,
                 alpha, beta);
         } else {
-            const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V);
-            apply_backward_nhwc<T, V, kFold><<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(
+            auto fn = apply_backward_nhwc<T, V, kFold>;
+            static const int64_t resident = resident_threads(fn, 0);
+            const NhwcWalk w = nhwc_walk(g.n * g.s, g.c, V, nhwc_tail_first() ? resident : 0);
+            fn<<<static_cast<unsigned>(ceil_div(w.lanes, kThreads)), kThreads, 0, s>>>(
                 x, dy, y, dx, dz, w, coef, coef + F, coef + 2 * F, coef + 3 * F, coef + 4 * F, ops, act, alpha, beta);
         }
     });
