@@ -1104,18 +1104,17 @@ struct NhwcWalk {
     FastDiv fd_cv;
 };
 
-// one_wave: at most `one_wave` threads (those resident at once), so the rows are applied
-// in ascending order across the GPU (after stats_nhwc's bands); 0: about two resident
-// waves on 132 SMs, at least about four rows per thread (the coefficient loads amortised;
-// small problems walk several rows too).
+// About two resident waves on 132 SMs, or at most `one_wave` threads (those resident at
+// once, so the rows are applied in ascending order across the GPU, after stats_nhwc's
+// bands); at least about four rows per thread (the coefficient loads amortised; small
+// problems walk several rows too).
 NhwcWalk nhwc_walk(int64_t rows, int64_t c, int v, int64_t one_wave = 0) {
     NhwcWalk w;
     w.rows = static_cast<uint32_t>(rows);
     w.cvn = static_cast<uint32_t>(c / v);
-    const int64_t target = int64_t{1} << 19;
-    w.row_step = static_cast<uint32_t>(one_wave > 0 ? clamp64(one_wave / w.cvn, 1, rows)
-                                                    : clamp64(ceil_div(target, w.cvn), 1,
-                                                              std::max<int64_t>(1, ceil_div(rows, 4))));
+    const int64_t threads = one_wave > 0 ? one_wave : int64_t{1} << 19;
+    const int64_t per_row = one_wave > 0 ? threads / w.cvn : ceil_div(threads, w.cvn);
+    w.row_step = static_cast<uint32_t>(clamp64(per_row, 1, std::max<int64_t>(1, ceil_div(rows, 4))));
     w.lanes = w.row_step * w.cvn;
     w.fd_cv = FastDiv(w.cvn);
     return w;
