@@ -413,8 +413,8 @@ __global__ void __launch_bounds__(kThreads)
 // ---- Statistics: packed NHWC (rows x C), block = (TX channel groups) x (TY rows) ----
 
 // How stats_nhwc's P blocks take the rows: in `count` bands of P `rows`-row parts, block p
-// part p of each, the last band first. Where nhwc_tail_first, parts of one step (U rows of
-// each of the TY threads a column): the rows read last are the tensor's first, which the
+// part p of each, the last band first. Where nhwc_tail_first, a part is U TY rows (one
+// step of the block's threads): the rows read last are the tensor's first, which the
 // apply after it (one resident wave, rows ascending) reads first, so those re-reads hit
 // the L2. Else one band: a slice of ceil(rows / P) rows a block.
 struct StatsBands {
@@ -870,7 +870,7 @@ struct BwdFinish {
     const void* saved_istd = nullptr;
 };
 
-// Feature f's mean and inverse std as bits of type *dt (bwd_stat_value converts them):
+// Feature f's mean and inverse std as bits of type *dt (bits_value converts them):
 // from the caller's saved arrays where o.saved_mean is set, else the workspace's doubles.
 template <class C>
 __device__ __forceinline__ void bwd_stat_bits(const NormGeometry& g, const BwdFinish<C>& o, int64_t f,
