@@ -48,10 +48,10 @@ struct Run {
         return BENCH_CALL(lib, cudnnSetTensorNdDescriptor, *out, t.data, nb, dims, strides);
     }
     // `bytes` bytes, uninitialized (a workspace).
-    Buffer* bytes(size_t bytes, std::string* err) {
+    Buffer* bytes(size_t n, std::string* err) {
         buffers.emplace_back();
         Buffer* b = &buffers.back();
-        return alloc(b, bytes, lib.on_gpu(), err) ? b : nullptr;
+        return alloc(b, n, lib.on_gpu(), err) ? b : nullptr;
     }
     // A buffer of `n` elements filled with the bench's deterministic data.
     Buffer* buffer(size_t n, const Dt& t, unsigned seed, std::string* err) {
@@ -165,6 +165,14 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         last = st;
         return st == CUDNN_STATUS_SUCCESS;
     };
+    // Times `launch` into r.ms (and r.overhead with --overhead); false, with r.error set,
+    // where a timed run failed.
+    auto timed = [&] {
+        bool good = false;
+        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
+        if (!good) r.error = "a timed run failed";
+        return good;
+    };
 
     if (p.op == "act") {
         yd = xd;
@@ -187,9 +195,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         }
         r.error.clear();
         if (!launch()) { r.error = status_text(lib, "activation", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "softmax") {
         yd = xd;
         Buffer* y = run.buffer(n, t, 2, &err);
@@ -207,9 +213,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             launch = [&] { return ok(BENCH_CALL(lib, cudnnSoftmaxBackward, lib.handle(), alg, mode, one, yd, y->ptr, yd, dy->ptr, zero, xd, dx->ptr)); };
         }
         if (!launch()) { r.error = status_text(lib, "softmax", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "pool") {
         const int nsp = s.nb - 2;
         int win[3], pad[3], stride[3], ydims[5];
@@ -240,9 +244,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             launch = [&] { return ok(BENCH_CALL(lib, cudnnPoolingBackward, lib.handle(), pd, one, yd, y->ptr, yd, dy->ptr, xd, x->ptr, zero, xd, dx->ptr)); };
         }
         if (!launch()) { r.error = status_text(lib, "pooling", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "bn") {
         yd = xd;
         const cudnnBatchNormMode_t mode = bn_mode(p.word("mode", "spatial"));
@@ -311,9 +313,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
                 launch = [&] { return ok(BENCH_CALL(lib, cudnnBatchNormalizationBackward, lib.handle(), mode, one, zero, one, zero, xd, x->ptr, xd, dy->ptr, xd, dx->ptr, pdsc, scale->ptr, dscale->ptr, dbias->ptr, eps, smean->ptr, sinv->ptr)); };
         }
         if (!launch()) { r.error = status_text(lib, "batch norm", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "optensor" || p.op == "bias") {
         Buffer* b = nullptr;
         Buffer* c = run.buffer(n, t, 3, &err);
@@ -340,15 +340,11 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             BENCH_TRY("op-tensor descriptor", BENCH_CALL(lib, cudnnSetOpTensorDescriptor, od, op, t.compute == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
             launch = [&] { return ok(BENCH_CALL(lib, cudnnOpTensor, lib.handle(), od, one, xd, x->ptr, one, bd, b->ptr, zero, xd, c->ptr)); };
             if (!launch()) { r.error = status_text(lib, "op tensor", last); return r; }
-            bool good = false;
-            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-            if (!good) { r.error = "a timed run failed"; return r; }
+            if (!timed()) return r;
         }
         if (p.op == "bias") {
             if (!launch()) { r.error = status_text(lib, "add tensor", last); return r; }
-            bool good = false;
-            r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-            if (!good) { r.error = "a timed run failed"; return r; }
+            if (!timed()) return r;
             // C accumulated an unknown number of times: compare after one fresh run.
             const auto fresh = make_data(n, t, 3);
             upload(c, fresh.data(), fresh.size());
@@ -389,9 +385,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             };
         }
         if (!launch()) { r.error = status_text(lib, what, last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "dropout") {
         yd = xd;
         Buffer* y = run.buffer(n, t, 2, &err);
@@ -426,9 +420,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         // Each library draws its own mask: outputs are not comparable across libraries.
         comparable = false;
         if (!launch()) { r.error = status_text(lib, "dropout", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "stf") {
         // The sampler over x, its output the size of x, on the grid of an affine theta near
         // the identity (a slight rotation, scale and shift) generated once, untimed.
@@ -472,9 +464,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             launch = [&] { return ok(BENCH_CALL(lib, cudnnSpatialTfSamplerBackward, lib.handle(), st, one, xd, x->ptr, zero, xd, dx->ptr, one, yd, dy->ptr, grid->ptr, zero, dgrid->ptr)); };
         }
         if (!launch()) { r.error = status_text(lib, p.dir.rfind("grid", 0) == 0 ? "grid generator" : "spatial transformer sampler", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "reduce") {
         int cdims[5];
         reduce_dims(p, s, cdims);
@@ -506,9 +496,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
             return ok(BENCH_CALL(lib, cudnnReduceTensor, lib.handle(), rd, ind->ptr, ind_bytes, ws->ptr, ws_bytes, c_one, xd, x->ptr, c_zero, cd, c->ptr));
         };
         if (!launch()) { r.error = status_text(lib, "reduce tensor", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "transform") {
         out_t = dtype_of(p.word("ydt", p.dt));
         BENCH_TRY("y descriptor", run.tensor(out_t, s.nb, s.dims, p.word("to", "nchw") == "nhwc", &yd));
@@ -520,9 +508,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         out = y;
         launch = [&, y_one, y_zero, yd] { return ok(BENCH_CALL(lib, cudnnTransformTensor, lib.handle(), y_one, xd, x->ptr, y_zero, yd, y->ptr)); };
         if (!launch()) { r.error = status_text(lib, "transform tensor", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     } else if (p.op == "scale" || p.op == "set") {
         if (!x) { r.error = err; return r; }
         out = x;
@@ -536,9 +522,7 @@ RunResult run_op(CudnnLib& lib, const Problem& p, const Options& o) {
         if (p.op == "scale") launch = [&, arg] { return ok(BENCH_CALL(lib, cudnnScaleTensor, lib.handle(), xd, x->ptr, arg)); };
         else launch = [&, arg] { return ok(BENCH_CALL(lib, cudnnSetTensor, lib.handle(), xd, x->ptr, arg)); };
         if (!launch()) { r.error = status_text(lib, p.op == "set" ? "set tensor" : "scale tensor", last); return r; }
-        bool good = false;
-        r.ms = measure(lib.on_gpu(), o.warmup, o.reps, launch, &good, o.overhead ? &r.overhead : nullptr);
-        if (!good) { r.error = "a timed run failed"; return r; }
+        if (!timed()) return r;
     }
     if (o.check && out && comparable) {
         std::vector<unsigned char> raw(out_count * out_t.bytes);
