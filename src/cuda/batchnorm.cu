@@ -206,6 +206,13 @@ int fused_lag() {
     return lag;
 }
 
+// Steps ahead that the fused launch asks the L2 for a tile's statistics inputs
+// (ODNN_BN_FUSED_PREFETCH, a tuning knob; 0: none).
+int fused_prefetch() {
+    static const int d = static_cast<int>(clamp64(core::knob_long("ODNN_BN_FUSED_PREFETCH", 0), 0, 4));
+    return d;
+}
+
 // The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
 int64_t fused_min_steps() {
     static const int64_t m = clamp64(core::knob_long("ODNN_BN_FUSED_MIN_STEPS", 0), 0, 4096);
@@ -1306,6 +1313,7 @@ struct FusedPlan {
     bool stamped = true;  // pieces published stamped (store_piece), not counted in `done`
     bool init = true;     // the kernel marks the pieces unset / clears `done` (fused_init_in_kernel)
     bool walk = true;     // for_round steps its offsets where it can (fused_walk)
+    int prefetch = 0;     // steps ahead a tile's statistics inputs are asked of the L2 (fused_prefetch)
 };
 
 template <class T>
@@ -1549,6 +1557,31 @@ __device__ __forceinline__ void fused_load_round(const FusedIo<T>& io, const Fus
     });
 }
 
+// Asks the L2 for tile tl's statistics inputs (x; in the backward dy, and y with an
+// activation): one bulk prefetch a run of the tile in an image, a lane each, so a later
+// step's loads find them there (FusedPlan::prefetch). The tile's bounds are whole
+// 16-byte vectors, so every run is aligned. sm_90 only; a no-op before.
+template <class T, int V, bool kBwd>
+__device__ __forceinline__ void fused_prefetch_tile(const FusedIo<T>& io, const FusedPlan& fp, const FusedTile& tl,
+                                                    bool has_y, int lane) {
+#if ODNN_SM90
+    const uint32_t e0 = static_cast<uint32_t>(tl.v0) * V, e1 = static_cast<uint32_t>(tl.v1) * V;
+    const uint32_t n1 = fp.fd_s.div(e1 - 1u);
+    for (uint32_t n = fp.fd_s.div(e0) + lane; n <= n1; n += 32) {
+        const uint32_t a = max(e0, n * fp.s), b = min(e1, n * fp.s + fp.s);
+        const int64_t off = tl.base + static_cast<int64_t>(n) * fp.cs + (a - n * fp.s);
+        const uint32_t bytes = (b - a) * static_cast<uint32_t>(sizeof(T));
+        sm90::bulk_prefetch_l2(io.x + off, bytes);
+        if constexpr (kBwd) {
+            sm90::bulk_prefetch_l2(io.dy + off, bytes);
+            if (has_y) sm90::bulk_prefetch_l2(io.y + off, bytes);
+        }
+    }
+#else
+    (void)io, (void)fp, (void)tl, (void)has_y, (void)lane;
+#endif
+}
+
 // kPlain (with_plain): no activation, add or beta, compiled without their run-time
 // switches (resident_nchw's too).
 template <class T, int V, bool kBwd, bool kPlain>
@@ -1684,6 +1717,14 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         bool do_s, do_a;
         int64_t ts_i, ta_i;
         step_tiles(i, do_s, do_a, ts_i, ta_i);
+        if (fp.prefetch > 0 && warp == 0) {
+            // The L2 asked for the tiles of steps i + 1 .. i + prefetch at step 0, then for
+            // step i + prefetch's at step i.
+            for (int64_t k = i == 0 ? 1 : fp.prefetch; k <= fp.prefetch; ++k) {
+                const int64_t tp = (i + k) * P + blockIdx.x;
+                if (tp < tiles) fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act, lane);
+            }
+        }
         // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
         // before any is used.
         double acc_a = 0.0, acc_b = 0.0;
@@ -2260,6 +2301,7 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
     fp.walk = fused_walk();
+    fp.prefetch = fused_prefetch();
     if (!fp.init) {  // else fused_nchw marks the sums unset or clears the counters itself
         if (fp.stamped) {
             // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
