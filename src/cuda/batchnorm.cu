@@ -207,10 +207,13 @@ int fused_lag() {
 }
 
 // Steps ahead that the fused launch asks the L2 for a tile's statistics inputs
-// (ODNN_BN_FUSED_PREFETCH, a tuning knob; 0: none).
-int fused_prefetch() {
-    static const int d = static_cast<int>(clamp64(core::knob_long("ODNN_BN_FUSED_PREFETCH", 0), 0, 4));
-    return d;
+// (FusedPlan::prefetch): one in the backward, none in the forward (ODNN_BN_FUSED_PREFETCH=d
+// sets both, a tuning knob; 0: none). H100, 128x256x56x56 NCHW, two runs each: the bf16
+// backward 0.2659 / 0.2627 ms -> 0.2550 / 0.2578 (80% of copy), f32 level; the forwards
+// 1-3% slower with it (docs/PERFORMANCE.md).
+int fused_prefetch(bool bwd) {
+    static const long d = core::knob_long("ODNN_BN_FUSED_PREFETCH", -1);
+    return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
 }
 
 // The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
@@ -1292,6 +1295,9 @@ __global__ void __launch_bounds__(kThreads)
 // shared-memory ring (bulk copies, two steps ahead) and applies them from there moved
 // exactly 2T but ran slower (0.58 ms against 0.41, counted): more, smaller steps, each
 // as long (docs/PERFORMANCE.md).
+// Warp 0 also asks the L2 for a later step's statistics tile at each step's start
+// (FusedPlan::prefetch; one step ahead in the backward by default), so those loads find
+// it there: the bf16 backward 3% faster on the H100, the forwards slower.
 // Progress: every block is resident (cooperative launch), which the opening grid barrier
 // (fused_init_in_kernel) needs too. The control warp of step i
 // waits for statistics of steps <= i - lag + 1 <= i - 1 (a channel's tiles span at most
@@ -1722,7 +1728,8 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
             // step i + prefetch's at step i.
             for (int64_t k = i == 0 ? 1 : fp.prefetch; k <= fp.prefetch; ++k) {
                 const int64_t tp = (i + k) * P + blockIdx.x;
-                if (tp < tiles) fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act, lane);
+                if (tp < tiles)
+                    fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act, lane);
             }
         }
         // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
@@ -2301,7 +2308,7 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
     fp.walk = fused_walk();
-    fp.prefetch = fused_prefetch();
+    fp.prefetch = fused_prefetch(kBwd);
     if (!fp.init) {  // else fused_nchw marks the sums unset or clears the counters itself
         if (fp.stamped) {
             // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
