@@ -8,23 +8,9 @@
 // no synchronisation, so it bounds any such kernel from above. Results:
 // docs/PERFORMANCE.md. Build and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90a -o /tmp/nhwc_slab bench/probes/nhwc_slab.cu && /tmp/nhwc_slab
-#include <cuda_runtime.h>
 
-#include <cstdint>
-#include <cstdio>
-#define CK(x)                                                            \
-    do {                                                                 \
-        cudaError_t e = (x);                                             \
-        if (e != cudaSuccess) {                                          \
-            printf("err %s line %d\n", cudaGetErrorString(e), __LINE__); \
-            return 1;                                                    \
-        }                                                                \
-    } while (0)
+#include "probe_common.cuh"
 
-__global__ void copyk(const uint4* __restrict__ x, uint4* __restrict__ y, int64_t n) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        y[i] = x[i];
-}
 __global__ void readk(const uint4* __restrict__ x, float* out, int64_t n) {
     float s = 0;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -80,39 +66,26 @@ int main() {
     CK(cudaMalloc(&out, 4));
     CK(cudaMemset(x, 0, maxb));
     CK(cudaMemset(y, 0, maxb));
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    auto tm = [&](auto f) {
-        for (int w = 0; w < 3; ++w) f();
-        cudaEventRecord(e0);
-        for (int r = 0; r < 10; ++r) f();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        return ms / 10;
-    };
     for (int rb : {1024, 512}) {
         const int rowvec = rb / 16;
         const int64_t n = rows * rowvec;
         const double T = double(n) * 16;
-        float tc = tm([&] { copyk<<<sms * 8, 256>>>(x, y, n); });
-        float tr = tm([&] { readk<<<sms * 8, 256>>>(x, out, n); });
+        float tc = time_ms([&] { copyk<<<sms * 8, 256>>>(x, y, n); });
+        float tr = time_ms([&] { readk<<<sms * 8, 256>>>(x, out, n); });
         printf(
             "rowbytes %d T %.0f MB: copy %.4f ms (%.2f TB/s, 2T)  read %.4f ms (%.2f TB/s)  3-pass ideal at copy rate "
             "%.4f\n",
             rb, T / 1e6, tc, 2 * T / tc / 1e9, tr, T / tr / 1e9, tc * 1.5);
         for (int k : {1, 2, 4, 8}) {
             const int bpsm = 2;
-            float ts = tm([&] { slabk<<<sms * bpsm, 256>>>(x, y, out, rows, rowvec, k, 1, 1, 0); });
+            float ts = time_ms([&] { slabk<<<sms * bpsm, 256>>>(x, y, out, rows, rowvec, k, 1, 1, 0); });
             printf("  group %3d B (slab %.1f MB): stats-read %.4f ms (%.0f%% of read rate)\n", k * 16,
                    T / (rowvec / k) / 1e6, ts, 100 * tr / ts);
             for (int h : {1, 2, 4}) {
                 printf("    h %d:", h);
                 for (int lag : {1, 2, 3, 5}) {
                     if (lag > h + 1) continue;
-                    float tf = tm([&] { slabk<<<sms * bpsm, 256>>>(x, y, out, rows, rowvec, k, h, lag, 1); });
+                    float tf = time_ms([&] { slabk<<<sms * bpsm, 256>>>(x, y, out, rows, rowvec, k, h, lag, 1); });
                     printf("  lag %d %.4f ms (%.0f%% of copy, held %.1f MB)", lag, tf, 100 * tc / tf,
                            T / (rowvec / k) / h * (lag + 1) / 1e6);
                 }

@@ -11,26 +11,11 @@
 // Build and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90a -o /tmp/nhwc_slab_smem bench/probes/nhwc_slab_smem.cu && /tmp/nhwc_slab_smem
 #include <cooperative_groups.h>
-#include <cuda_runtime.h>
 
-#include <cstdint>
-#include <cstdio>
-#define CK(x)                                                            \
-    do {                                                                 \
-        cudaError_t e = (x);                                             \
-        if (e != cudaSuccess) {                                          \
-            printf("err %s line %d\n", cudaGetErrorString(e), __LINE__); \
-            return 1;                                                    \
-        }                                                                \
-    } while (0)
+#include "probe_common.cuh"
 
-constexpr int kThreads = 512, kK = 8, kU = 8;   // threads; 16-byte vectors a group; loads in flight a thread
+constexpr int kThreads = 512, kK = 8, kU = 8;  // threads; 16-byte vectors a group; loads in flight a thread
 constexpr int kRowStep = kThreads / kK;        // rows a pass of the block
-
-__global__ void copyk(const uint4* __restrict__ x, uint4* __restrict__ y, int64_t n) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        y[i] = x[i];
-}
 
 __device__ __forceinline__ float fsum(const uint4& v) {
     return __uint_as_float(v.x) + __uint_as_float(v.y) + __uint_as_float(v.z) + __uint_as_float(v.w);
@@ -130,31 +115,18 @@ int main() {
     const int static_sh = (kThreads / 32) * kK * 8 + 128 * 4;
     const int max_rows = (maxsh - static_sh - 1024) / (kK * 16);
     CK(cudaFuncSetAttribute(slab_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, max_rows * kK * 16));
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    auto tm = [&](auto f) {
-        for (int w = 0; w < 3; ++w) f();
-        cudaEventRecord(e0);
-        for (int r = 0; r < 10; ++r) f();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        return ms / 10;
-    };
     printf("%d SMs, %d KB shared a block at most: up to %d rows of a group a block (%lld rows a block)\n", sms,
            maxsh / 1024, max_rows, static_cast<long long>(rows / sms));
     for (int rb : {1024, 512}) {
         const int rowvec = rb / 16;
         const int64_t n = rows * rowvec;
         const double T = double(n) * 16;
-        const float tc = tm([&] { copyk<<<sms * 8, 256>>>(x, y, n); });
+        const float tc = time_ms([&] { copyk<<<sms * 8, 256>>>(x, y, n); });
         printf("row bytes %d, T %.0f MB: copy %.4f ms (%.2f TB/s over 2T)\n", rb, T / 1e6, tc, 2 * T / tc / 1e9);
         for (int sr : {0, max_rows / 2, max_rows * 3 / 4, max_rows}) {
             int64_t rows_arg = rows;
             void* args[] = {&x, &y, &part, &rows_arg, const_cast<int*>(&rowvec), &sr};
-            const float t = tm([&] {
+            const float t = time_ms([&] {
                 cudaLaunchCooperativeKernel((void*)slab_smem, sms, kThreads, args, size_t(sr) * kK * 16, 0);
             });
             CK(cudaGetLastError());
