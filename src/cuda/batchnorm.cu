@@ -210,7 +210,7 @@ int fused_lag() {
 // (FusedPlan::prefetch): one in the backward, none in the forward (ODNN_BN_FUSED_PREFETCH=d
 // sets both, a tuning knob; 0: none). H100, 128x256x56x56 NCHW, two runs each: the bf16
 // backward 0.2659 / 0.2627 ms -> 0.2550 / 0.2578 (80% of copy), f32 level; the forwards
-// 1-3% slower with it (docs/PERFORMANCE.md).
+// 1-3% slower with it (docs/PERFORMANCE.md). Tiles of one round only (launch_fused_v).
 int fused_prefetch(bool bwd) {
     static const long d = core::knob_long("ODNN_BN_FUSED_PREFETCH", -1);
     return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
@@ -2308,7 +2308,10 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
     fp.walk = fused_walk();
-    fp.prefetch = fused_prefetch(kBwd);
+    // Only tiles of one round are prefetched: a tile of several would ask the L2 for more
+    // than its loads take at once (not measured).
+    const bool one_round = fp.qlen + (fp.qrem > 0 ? 1 : 0) <= int64_t{fused_unroll<kBwd>()} * kFusedWorkers;
+    fp.prefetch = one_round ? fused_prefetch(kBwd) : 0;
     if (!fp.init) {  // else fused_nchw marks the sums unset or clears the counters itself
         if (fp.stamped) {
             // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
