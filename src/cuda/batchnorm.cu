@@ -209,8 +209,9 @@ int fused_lag() {
 // Steps ahead that the fused launch asks the L2 for a tile's statistics inputs
 // (FusedPlan::prefetch): one in the backward, none in the forward (ODNN_BN_FUSED_PREFETCH=d
 // sets both, a tuning knob; 0: none). H100, 128x256x56x56 NCHW, two runs each: the bf16
-// backward 0.2659 / 0.2627 ms -> 0.2550 / 0.2578 (80% of copy), f32 level; the forwards
-// 1-3% slower with it (docs/PERFORMANCE.md). Tiles of one round only (launch_fused_v).
+// backward 0.2659 / 0.2627 ms -> 0.2550 / 0.2578 (80.4% / 79.5% of copy), f32 level; the
+// forwards 1-3% slower with it (docs/PERFORMANCE.md). Tiles of one round only
+// (launch_fused_v).
 int fused_prefetch(bool bwd) {
     static const long d = core::knob_long("ODNN_BN_FUSED_PREFETCH", -1);
     return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
