@@ -188,16 +188,22 @@ bool nhwc_tail_first() {
     return !slices;
 }
 
-// Threads of kernel fn resident at once (kThreads a block, smem bytes of dynamic shared
+// Blocks of kernel fn an SM runs at once (kThreads a block, smem bytes of dynamic shared
 // memory), 0 where the device does not say.
 template <class K>
-int64_t resident_threads(K fn, size_t smem) {
+int blocks_per_sm(K fn, size_t smem) {
     int b = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, kThreads, smem) != cudaSuccess) {
         cudaGetLastError();
         b = 0;
     }
-    return int64_t{b} * sm_count() * kThreads;
+    return b;
+}
+
+// Threads of kernel fn resident at once on the GPU (blocks_per_sm).
+template <class K>
+int64_t resident_threads(K fn, size_t smem) {
+    return int64_t{blocks_per_sm(fn, smem)} * sm_count() * kThreads;
 }
 
 // Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
@@ -2280,14 +2286,7 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
     auto fn = fused_nchw<T, V, kBwd, kPlain>;
-    static const int per_sm = [&] {
-        int b = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, kThreads, 0) != cudaSuccess) {
-            cudaGetLastError();
-            b = 0;
-        }
-        return b;
-    }();
+    static const int per_sm = blocks_per_sm(fn, 0);
     if (per_sm == 0) return Status::ok();
     FusedPlan fp;
     fp.cs = g.c * g.s;
