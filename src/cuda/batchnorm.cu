@@ -206,10 +206,9 @@ int64_t resident_threads(K fn, size_t smem) {
     return int64_t{blocks_per_sm(fn, smem)} * sm_count() * kThreads;
 }
 
-// Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob;
-// at 1 the launch runs whole channels a step: fused_launch_grid).
+// Steps from a fused tile's statistics to its apply (ODNN_BN_FUSED_LAG, a tuning knob).
 int fused_lag() {
-    static const int lag = static_cast<int>(clamp64(core::knob_long("ODNN_BN_FUSED_LAG", 2), 1, 8));
+    static const int lag = static_cast<int>(clamp64(core::knob_long("ODNN_BN_FUSED_LAG", 2), 2, 8));
     return lag;
 }
 
@@ -280,8 +279,7 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
         const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
         pl.fused = true;
         pl.fused_grid = int64_t{kFusedBlocks} * sm_count();
-        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid, fused_min_steps(), kMaxSlices,
-                           fused_lag() == 1);
+        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid, fused_min_steps(), kMaxSlices);
     }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;
@@ -1308,16 +1306,11 @@ __global__ void __launch_bounds__(kThreads)
 // (FusedPlan::prefetch; one step ahead in the backward by default), so those loads find
 // it there: the bf16 backward 3% faster on the H100, the forwards slower.
 // Progress: every block is resident (cooperative launch), which the opening grid barrier
-// (fused_init_in_kernel) needs too. The control warp of step i waits for statistics of
-// steps <= i - 1: at lag >= 2, of steps <= i - lag + 1 (a channel's tiles span at most
-// two steps, as Q <= the grid); at lag 1, of step i - 1 alone (the grid a multiple of Q,
-// so a step takes whole channels: fused_launch_grid). Those are stored after the
-// barriers of those steps, so by induction on i every step completes. With more tiles a
-// channel than blocks it would wait on its own step's tiles: the launch refuses that
-// (three passes run instead).
-// Lag 1 (ODNN_BN_FUSED_LAG=1, opt-in, not yet measured) holds lag + 1 = 2 steps of tiles
-// in the L2 instead of 3 and runs one step fewer, but a block's step then waits for
-// every block of the step before: no slack between them.
+// (fused_init_in_kernel) needs too. The control warp of step i
+// waits for statistics of steps <= i - lag + 1 <= i - 1 (a channel's tiles span at most
+// two steps, as Q <= the grid; lag >= 2), stored after the barriers of those steps, so by
+// induction on i every step completes. With more tiles a channel than blocks it would
+// wait on its own step's tiles: the launch refuses that (three passes run instead).
 
 struct FusedPlan {
     int64_t cs = 0;  // C * S
@@ -1637,8 +1630,8 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     };
     if (warp == kWarps) {
         // The control warp. Before step i's barrier: the coefficients of step i's apply tile
-        // into slot i % 2 (its channel's statistics are of steps i - lag and i - lag + 1, or
-        // of step i - 1 alone at lag 1: never of this step's tiles). After it: the step's statistics
+        // into slot i % 2 (its channel's statistics are at least lag - 1 >= 1 steps old, so
+        // the wait is short and never on this step's tiles). After it: the step's statistics
         // sums (the workers' slot i % 2) stored at the tile's index, stamped or counted in
         // its channel (a release; fused_stamped).
         for (int64_t i = 0; i < fp.steps; ++i) {
@@ -2306,11 +2299,10 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.qlen = fp.nvec / fp.Q;
     fp.qrem = static_cast<int>(fp.nvec % fp.Q);
     const int64_t tiles = g.c * pl.P;
+    const int64_t grid = std::min({pl.fused_grid, static_cast<int64_t>(per_sm) * sm_count(), tiles});
     // Progress needs a channel's tiles within two steps (fused_tiles keeps Q <= the plan's
-    // grid), or one at lag 1; a device that runs fewer blocks at once takes three passes.
-    const int64_t fit = std::min({pl.fused_grid, static_cast<int64_t>(per_sm) * sm_count(), tiles});
-    if (fp.Q > fit) return Status::ok();
-    const int64_t grid = fused_launch_grid(fit, fp.Q, fp.lag);
+    // grid); a device that runs fewer blocks at once takes three passes.
+    if (fp.Q > grid) return Status::ok();
     fp.steps = static_cast<int>(ceil_div(tiles, grid) + fp.lag);
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
     fp.stamped = fused_stamped();

@@ -5,8 +5,7 @@
 // The launch runs `grid` resident blocks; tile t = c Q + q (channel c, piece q) is taken
 // at step t / grid by block t % grid, and a tile's apply waits for its whole channel's
 // statistics. Its progress needs every channel's tiles within two consecutive steps,
-// which Q <= grid guarantees, or, where the apply follows the statistics after one step
-// (lag 1), within one step: a grid of whole channels (fused_launch_grid).
+// which Q <= grid guarantees.
 #pragma once
 
 #include <algorithm>
@@ -17,27 +16,19 @@ namespace odnn::cuda {
 // Tiles a channel of `nvec` vectors, C = `c` channels: a tile at most one round (`round`
 // vectors) where that allows at most min(`max_tiles`, nvec, grid) tiles, and the launch at
 // least `min_steps` steps; among up to twice the fewest tiles that allows, the count
-// whose steps are fullest: C Q tiles over the `grid` blocks' steps, of which only
-// fused_launch_grid's run with `whole_channels` (the others idle). All arguments >= 1
+// whose last step is fullest (C Q tiles over `grid` blocks a step). All arguments >= 1
 // but min_steps >= 0.
-inline int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid, int64_t min_steps, int64_t max_tiles,
-                       bool whole_channels = false) {
+inline int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid, int64_t min_steps, int64_t max_tiles) {
     auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
     const int64_t qmax = std::min({max_tiles, nvec, grid});
     const int64_t qmin = std::clamp<int64_t>(std::max(ceil_div(nvec, round), ceil_div(min_steps * grid, c)), 1, qmax);
     int64_t best = qmin;
     double best_fill = 0.0;
     for (int64_t q = qmin; q <= std::min(2 * qmin, qmax); ++q) {
-        const int64_t running = whole_channels ? grid / q * q : grid;
-        const double fill = static_cast<double>(c * q) / static_cast<double>(ceil_div(c * q, running) * grid);
+        const double fill = static_cast<double>(c * q) / static_cast<double>(ceil_div(c * q, grid) * grid);
         if (fill > best_fill + 1e-9) best_fill = fill, best = q;
     }
     return static_cast<int>(best);
 }
-
-// The blocks the launch runs, at most `grid` and >= q >= 1: all of them at lag >= 2; at
-// lag 1 a multiple of q, so that each step takes whole channels and a tile's apply can
-// follow its channel's statistics after one step.
-inline int64_t fused_launch_grid(int64_t grid, int64_t q, int lag) { return lag == 1 ? grid / q * q : grid; }
 
 }  // namespace odnn::cuda

@@ -10,7 +10,6 @@
 
 namespace {
 
-using odnn::cuda::fused_launch_grid;
 using odnn::cuda::fused_tiles;
 
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -65,44 +64,6 @@ TEST(BnFusedTiles, ChoosesTheFullestLastStep) {
     EXPECT_EQ(fused_tiles(256, bf16, 1792, 264, 0, kMaxTiles), 33);
     // min_steps = 48 asks the bf16 forward for at least 50 tiles; 66 fill exactly.
     EXPECT_EQ(fused_tiles(256, bf16, 1792, 264, 48, kMaxTiles), 66);
-}
-
-TEST(BnFusedTiles, LaunchGridKeepsEveryStepsChannelsWhole) {
-    // At lag 1 a tile's apply follows its channel's statistics after one step: every
-    // channel's tiles in one step of the launch's grid. At lag 2 the grid is unchanged.
-    for (int64_t c : {1, 3, 64, 256, 1000})
-        for (int64_t nvec : {1, 7, 5000, 25088, 100352, 1013761})
-            for (int64_t round : {896, 1792})
-                for (int64_t grid : {1, 8, 132, 264, 456})
-                    for (int64_t min_steps : {0, 32, 4096}) {
-                        const int64_t q = fused_tiles(c, nvec, round, grid, min_steps, kMaxTiles, true);
-                        const int64_t run = fused_launch_grid(grid, q, 1);
-                        const auto where = ::testing::Message() << "c=" << c << " nvec=" << nvec << " round=" << round
-                                                                << " grid=" << grid << " min_steps=" << min_steps
-                                                                << " -> Q=" << q << " grid " << run;
-                        ASSERT_GE(q, 1) << where;
-                        ASSERT_LE(q, std::min(nvec, grid)) << where;
-                        ASSERT_GE(run, q) << where;
-                        ASSERT_LE(run, grid) << where;
-                        for (int64_t ch = 0; ch < c; ++ch)
-                            ASSERT_EQ(ch * q / run, (ch * q + q - 1) / run) << where << " channel " << ch;
-                        ASSERT_EQ(fused_launch_grid(grid, q, 2), grid) << where;
-                    }
-}
-
-TEST(BnFusedTiles, WholeChannelsFillTheirSteps) {
-    // 128 x 256 x 56 x 56 bf16 forward on 264 blocks: 33 tiles a channel, 8 channels a step,
-    // every block busy, as at lag 2.
-    const int64_t bf16 = 128 * 56 * 56 / 8;
-    EXPECT_EQ(fused_tiles(256, bf16, 1792, 264, 0, kMaxTiles, true), 33);
-    EXPECT_EQ(fused_launch_grid(264, 33, 1), 264);
-    // 32 x 256 x 56 x 56 f32 forward: at least 14 tiles a channel. At lag 2, 14 (3584 tiles
-    // over 264 blocks: 13.6 steps, 97.7% full); at lag 1, 14 would run 252 blocks for 15
-    // steps (90.5% of 264 x 15), 16 runs 256 for 16 (97.0%).
-    const int64_t f32 = 32 * 56 * 56 / 4;
-    EXPECT_EQ(fused_tiles(256, f32, 1792, 264, 0, kMaxTiles), 14);
-    EXPECT_EQ(fused_tiles(256, f32, 1792, 264, 0, kMaxTiles, true), 16);
-    EXPECT_EQ(fused_launch_grid(264, 16, 1), 256);
 }
 
 }  // namespace
