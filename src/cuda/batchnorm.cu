@@ -135,6 +135,9 @@ struct Plan {
     // P = Q tiles a channel (its partial sums' pieces), fitted to fused_grid blocks.
     bool fused = false;
     int64_t fused_grid = 0;
+    // Packed NCHW training and backward held on chip (resident_nchw) in place of a fused
+    // launch of few steps (ODNN_BN_RESIDENT=auto).
+    bool resident = false;
     size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, off_sync = 0, bytes = 0;
 };
 
@@ -223,6 +226,19 @@ int fused_prefetch(bool bwd) {
     return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
 }
 
+// ODNN_BN_RESIDENT (resident_knob): 0 off, K > 0 the cluster size forced, kResidentOn
+// (the channel's size picks it) or kResidentAuto (resident where the fused launch would
+// run fewer than resident_steps() steps: make_plan).
+constexpr int kResidentOn = -1, kResidentAuto = -2;
+int resident_knob();
+
+// ODNN_BN_RESIDENT_STEPS (a tuning knob, default 8): under ODNN_BN_RESIDENT=auto, fused
+// launches of fewer steps run resident instead.
+int64_t resident_steps() {
+    static const int64_t m = clamp64(core::knob_long("ODNN_BN_RESIDENT_STEPS", 8), 1, int64_t{1} << 30);
+    return m;
+}
+
 // The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
 int64_t fused_min_steps() {
     static const int64_t m = clamp64(core::knob_long("ODNN_BN_FUSED_MIN_STEPS", 0), 0, 4096);
@@ -277,9 +293,15 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
         (g.s % vec16) == 0 && chan_bytes < (int64_t{1} << 32) && g.c * int64_t{kMaxSlices} < (int64_t{1} << 31)) {
         const bool bwd = stat_tensors > 1;
         const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
-        pl.fused = true;
-        pl.fused_grid = int64_t{kFusedBlocks} * sm_count();
-        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, pl.fused_grid, fused_min_steps(), kMaxSlices);
+        const int64_t grid = int64_t{kFusedBlocks} * sm_count();
+        const int q = fused_tiles(g.c, g.n * g.s / vec16, round, grid, fused_min_steps(), kMaxSlices);
+        if (resident_knob() == kResidentAuto && ceil_div(g.c * q, grid) < resident_steps()) {
+            pl.resident = true;  // the three passes' P stays, for where resident_nchw does not fit
+        } else {
+            pl.fused = true;
+            pl.fused_grid = grid;
+            pl.P = q;
+        }
     }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;
@@ -1311,6 +1333,10 @@ __global__ void __launch_bounds__(kThreads)
 // two steps, as Q <= the grid; lag >= 2), stored after the barriers of those steps, so by
 // induction on i every step completes. With more tiles a channel than blocks it would
 // wait on its own step's tiles: the launch refuses that (three passes run instead).
+// Lag 1 (a grid of whole channels, so that a channel's tiles lie in one step) measured
+// 20-38% slower on the H100 at 128x256x56x56 (bf16 forward 0.1806-0.1813 -> 0.2195-0.2198
+// ms; f32 backward 0.499-0.502 -> 0.689-0.692): a block's step then waits for every
+// block of the step before, with no slack between them (docs/PERFORMANCE.md).
 
 struct FusedPlan {
     int64_t cs = 0;  // C * S
@@ -2363,10 +2389,12 @@ Status launch_fused(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io,
 // (training forward bf16 0.204 against 0.191 ms, f32 0.389 against 0.314; backward bf16
 // 0.337 against 0.265), though they move 2T / 3T of DRAM traffic against 3T / 5T; only
 // the f32 backward gains, 2% (0.482-0.492 against 0.500), within the spread of one run.
-// Returns 0 (off), -1 (on, cluster size picked) or the forced size.
+// ODNN_BN_RESIDENT=auto: only where the fused launch would run few steps (make_plan).
+// Returns 0 (off), kResidentOn (on, cluster size picked), kResidentAuto or the forced size.
 int resident_knob() {
     static const int v = [] {
-        if (core::knob_is("ODNN_BN_RESIDENT", "on")) return -1;
+        if (core::knob_is("ODNN_BN_RESIDENT", "on")) return kResidentOn;
+        if (core::knob_is("ODNN_BN_RESIDENT", "auto")) return kResidentAuto;
         const long k = core::knob_long("ODNN_BN_RESIDENT", 0);
         return k >= 1 && k <= kResidentMaxCluster && (k & (k - 1)) == 0 ? static_cast<int>(k) : 0;
     }();
@@ -2480,7 +2508,10 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
                        const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
                        cudaStream_t s, bool* done) {
     *done = false;
-    if (pl.layout != Layout::nchw || pl.fused || resident_knob() == 0 || vec != Io<T>::kVec) return Status::ok();
+    const int knob = resident_knob();
+    if (pl.layout != Layout::nchw || pl.fused || knob == 0 || (knob == kResidentAuto && !pl.resident) ||
+        vec != Io<T>::kVec)
+        return Status::ok();
     return with_plain(io.ops, io.beta, [&](auto plain) {
         return launch_resident_v<T, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, s, done);
     });
