@@ -231,6 +231,7 @@ int fused_prefetch(bool bwd) {
 // run fewer than resident_steps() steps: make_plan).
 constexpr int kResidentOn = -1, kResidentAuto = -2;
 int resident_knob();
+bool resident_fits(int64_t channels, int64_t nvec, bool bwd);
 
 // ODNN_BN_RESIDENT_STEPS (a tuning knob, default 8): under ODNN_BN_RESIDENT=auto, fused
 // launches of fewer steps run resident instead.
@@ -295,8 +296,9 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
         const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
         const int64_t grid = int64_t{kFusedBlocks} * sm_count();
         const int q = fused_tiles(g.c, g.n * g.s / vec16, round, grid, fused_min_steps(), kMaxSlices);
-        if (resident_knob() == kResidentAuto && ceil_div(g.c * q, grid) < resident_steps()) {
-            pl.resident = true;  // the three passes' P stays, for where resident_nchw does not fit
+        if (resident_knob() == kResidentAuto && ceil_div(g.c * q, grid) < resident_steps() &&
+            resident_fits(g.c, g.n * g.s / vec16, bwd)) {
+            pl.resident = true;  // the three passes' P stays, for an instance that does not fit
         } else {
             pl.fused = true;
             pl.fused_grid = grid;
@@ -2465,6 +2467,16 @@ int resident_cluster(int64_t channels, int64_t nvec, int tensors, size_t vec_byt
     }
     if (2 * slice_of(K) > static_cast<int64_t>(max_smem)) return 0;
     return K;
+}
+
+// Whether resident_nchw runs here with channels of nvec 16-byte vectors: sm_90 code in
+// the binary and the channel's slices in shared memory (the FLOAT plain instance's limit;
+// the others' static shared memory differs by a few bytes). ODNN_BN_RESIDENT=auto keeps
+// the fused launch where not (make_plan).
+bool resident_fits(int64_t channels, int64_t nvec, bool bwd) {
+    constexpr int V = Io<float>::kVec;
+    const size_t smem = bwd ? resident_max_smem<float, V, true, true>() : resident_max_smem<float, V, false, true>();
+    return smem > 0 && resident_cluster(channels, nvec, bwd ? 2 : 1, sizeof(Vec<float, V>), smem, kResidentAuto) > 0;
 }
 
 // One resident_nchw instance's launch. The grid: as many clusters as run at once (at most
