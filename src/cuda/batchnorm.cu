@@ -226,14 +226,6 @@ int fused_prefetch(bool bwd) {
     return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
 }
 
-// Whether the fused launch's plain instances issue the next step's statistics loads before
-// a step's barrier and hold them across its apply (ODNN_BN_FUSED_AHEAD=on; tiles of one
-// round; the L2 prefetch is then off).
-bool fused_ahead() {
-    static const bool on = core::knob_is("ODNN_BN_FUSED_AHEAD", "on");
-    return on;
-}
-
 // ODNN_BN_RESIDENT (resident_knob): 0 off, K > 0 the cluster size forced, kResidentOn
 // (the channel's size picks it) or kResidentAuto (resident where the fused launch would
 // run fewer than resident_steps() steps: make_plan).
@@ -1633,10 +1625,7 @@ __device__ __forceinline__ void fused_prefetch_tile(const FusedIo<T>& io, const 
 
 // kPlain (with_plain): no activation, add or beta, compiled without their run-time
 // switches (resident_nchw's too).
-// kAhead (plain instances, tiles of one round; fused_ahead): each worker issues step
-// i + 1's statistics loads before step i's barrier and holds them in registers across
-// step i's apply, so their DRAM round trip leaves the step's chain.
-template <class T, int V, bool kBwd, bool kPlain, bool kAhead>
+template <class T, int V, bool kBwd, bool kPlain>
 __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, unsigned* __restrict__ done, double* __restrict__ part_a,
                double* __restrict__ part_b, FwdFinish<typename Io<T>::C> ff, BwdFinish<typename Io<T>::C> bf) {
@@ -1764,135 +1753,70 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     // The workers: kW threads.
     const bool has_act = kBwd && !kPlain && io.ops != 0;
     auto as_vec = [](const uint4& u) { return as_vec_of<T, V>(u); };
-    if constexpr (kAhead) {
-        static_assert(kPlain, "the ahead form is built for the plain instances only");
-        // Tiles of one round (launch_fused_v): a thread's statistics vectors of a tile are
-        // vb + u kW < v1, vb = v0 + threadIdx.x, all in xs / ds. Step i + 1's loads (and its
-        // centre) are issued after step i's sums and apply loads, before the barrier.
-        uint4 xs[U], ds[U], ys[U];
-        C center = C(0);
-        auto issue_stats = [&](int64_t i) {
-            const int64_t t = i * P + blockIdx.x;
-            if (i >= fp.steps || t >= tiles) return;
-            const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(t));
-            center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
-            fused_load_round<T, V, U, kBwd, false, true>(io, fp, ts, ts.v0 + threadIdx.x, false, xs, ds, ys);
-        };
-        issue_stats(0);
-        for (int64_t i = 0; i < fp.steps; ++i) {
-            const int par = static_cast<int>(i & 1);
-            bool do_s, do_a;
-            int64_t ts_i, ta_i;
-            step_tiles(i, do_s, do_a, ts_i, ta_i);
-            double acc_a = 0.0, acc_b = 0.0;
-            if (do_s) {
-                const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
-                const int64_t vb = ts.v0 + threadIdx.x;
+    for (int64_t i = 0; i < fp.steps; ++i) {
+        const int par = static_cast<int>(i & 1);
+        bool do_s, do_a;
+        int64_t ts_i, ta_i;
+        step_tiles(i, do_s, do_a, ts_i, ta_i);
+        if (fp.prefetch > 0 && warp == 0) {
+            // The L2 asked for the tiles of steps i + 1 .. i + prefetch at step 0, then for
+            // step i + prefetch's at step i.
+            for (int64_t k = i == 0 ? 1 : fp.prefetch; k <= fp.prefetch; ++k) {
+                const int64_t tp = (i + k) * P + blockIdx.x;
+                if (tp < tiles)
+                    fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act, lane);
+            }
+        }
+        // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
+        // before any is used.
+        double acc_a = 0.0, acc_b = 0.0;
+        if (do_s) {
+            const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
+            const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
+            for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
+                uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
+                fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
                 C fa = 0, fb = 0;
 #pragma unroll
                 for (int u = 0; u < U; ++u)
                     if (vb + u * kW < ts.v1) {
 #pragma unroll
                         for (int e = 0; e < V; ++e)
-                            contrib<C, kBwd>(elem_in<T, V>(xs[u], e), kBwd ? elem_in<T, V>(ds[u], e) : C(0), C(0),
-                                             false, io.act, center, fa, fb);
+                            contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
+                                             (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
+                                             center, fa, fb);
                     }
-                acc_a = fa;
-                acc_b = fb;
-            }
-            acc_a = warp_sum(acc_a);
-            acc_b = warp_sum(acc_b);
-            if (lane == 0) {
-                sh_red[par][0][warp] = acc_a;
-                sh_red[par][1][warp] = acc_b;
-            }
-            const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
-            uint4 xa[U], da[U], ya[U];
-            const int64_t va = ta.v0 + threadIdx.x;
-            if (do_a) fused_load_round<T, V, U, kBwd, true, true>(io, fp, ta, va, false, xa, da, ya);
-            issue_stats(i + 1);
-            named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
-            if (!do_a) continue;
-            if constexpr (kBwd) {
-                const BwdCoef<C> kb = sh_bwd[par];
-                for_round<V, U, true>(fp, ta, va, [&](int u, int64_t off) {
-                    bwd_apply_vec<T, V, true>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
-                });
-            } else {
-                const FwdCoef<C> kf = sh_fwd[par];
-                for_round<V, U, true>(fp, ta, va, [&](int u, int64_t off) {
-                    fwd_apply_vec<T, V, true>(io, kf, off, as_vec(xa[u]));
-                });
+                acc_a += fa;
+                acc_b += fb;
             }
         }
-        return;
-    } else {
-        for (int64_t i = 0; i < fp.steps; ++i) {
-            const int par = static_cast<int>(i & 1);
-            bool do_s, do_a;
-            int64_t ts_i, ta_i;
-            step_tiles(i, do_s, do_a, ts_i, ta_i);
-            if (fp.prefetch > 0 && warp == 0) {
-                // The L2 asked for the tiles of steps i + 1 .. i + prefetch at step 0, then for
-                // step i + prefetch's at step i.
-                for (int64_t k = i == 0 ? 1 : fp.prefetch; k <= fp.prefetch; ++k) {
-                    const int64_t tp = (i + k) * P + blockIdx.x;
-                    if (tp < tiles)
-                        fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act,
-                                                        lane);
-                }
-            }
-            // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
-            // before any is used.
-            double acc_a = 0.0, acc_b = 0.0;
-            if (do_s) {
-                const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
-                const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
-                for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
-                    uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
-                    fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
-                    C fa = 0, fb = 0;
-#pragma unroll
-                    for (int u = 0; u < U; ++u)
-                        if (vb + u * kW < ts.v1) {
-#pragma unroll
-                            for (int e = 0; e < V; ++e)
-                                contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
-                                                 (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
-                                                 center, fa, fb);
-                        }
-                    acc_a += fa;
-                    acc_b += fb;
-                }
-            }
-            acc_a = warp_sum(acc_a);
-            acc_b = warp_sum(acc_b);
-            if (lane == 0) {
-                sh_red[par][0][warp] = acc_a;
-                sh_red[par][1][warp] = acc_b;
-            }
-            // The apply's first round of loads, in flight across the barrier.
-            const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
-            uint4 xa[U], da[U], ya[U];
-            const int64_t va = ta.v0 + threadIdx.x;
-            if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
-            named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
-            if (!do_a) continue;
-            FwdCoef<C> kf{};
-            BwdCoef<C> kb{};
-            if constexpr (kBwd)
-                kb = sh_bwd[par];
-            else
-                kf = sh_fwd[par];
-            for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
-                if (vb != va) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, vb, false, xa, da, ya);
-                for_round<V, U, kPlain>(fp, ta, vb, [&](int u, int64_t off) {
-                    if constexpr (!kBwd)
-                        fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
-                    else
-                        bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
-                });
-            }
+        acc_a = warp_sum(acc_a);
+        acc_b = warp_sum(acc_b);
+        if (lane == 0) {
+            sh_red[par][0][warp] = acc_a;
+            sh_red[par][1][warp] = acc_b;
+        }
+        // The apply's first round of loads, in flight across the barrier.
+        const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
+        uint4 xa[U], da[U], ya[U];
+        const int64_t va = ta.v0 + threadIdx.x;
+        if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
+        named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
+        if (!do_a) continue;
+        FwdCoef<C> kf{};
+        BwdCoef<C> kb{};
+        if constexpr (kBwd)
+            kb = sh_bwd[par];
+        else
+            kf = sh_fwd[par];
+        for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
+            if (vb != va) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, vb, false, xa, da, ya);
+            for_round<V, U, kPlain>(fp, ta, vb, [&](int u, int64_t off) {
+                if constexpr (!kBwd)
+                    fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
+                else
+                    bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
+            });
         }
     }
 }
@@ -2389,16 +2313,8 @@ template <class T, int V, bool kBwd, bool kPlain>
 Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
-    // Only tiles of one round are prefetched or loaded ahead: a tile of several would ask
-    // the L2 for more than its loads take at once (not measured), and the ahead form holds
-    // one round.
-    const int64_t qlen = g.n * g.s / V / pl.P, qrem = g.n * g.s / V % pl.P;
-    const bool one_round = qlen + (qrem > 0 ? 1 : 0) <= int64_t{fused_unroll<kBwd>()} * kFusedWorkers;
-    static const int per_sm_base = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, false>, 0);
-    static const int per_sm_ahead = kPlain ? blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, kPlain>, 0) : 0;
-    const bool ahead = kPlain && one_round && fused_ahead() && per_sm_ahead > 0;
-    auto fn = ahead ? fused_nchw<T, V, kBwd, kPlain, kPlain> : fused_nchw<T, V, kBwd, kPlain, false>;
-    const int per_sm = ahead ? per_sm_ahead : per_sm_base;
+    auto fn = fused_nchw<T, V, kBwd, kPlain>;
+    static const int per_sm = blocks_per_sm(fn, 0);
     if (per_sm == 0) return Status::ok();
     FusedPlan fp;
     fp.cs = g.c * g.s;
@@ -2420,7 +2336,10 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
     fp.walk = fused_walk();
-    fp.prefetch = one_round && !ahead ? fused_prefetch(kBwd) : 0;
+    // Only tiles of one round are prefetched: a tile of several would ask the L2 for more
+    // than its loads take at once (not measured).
+    const bool one_round = fp.qlen + (fp.qrem > 0 ? 1 : 0) <= int64_t{fused_unroll<kBwd>()} * kFusedWorkers;
+    fp.prefetch = one_round ? fused_prefetch(kBwd) : 0;
     if (!fp.init) {  // else fused_nchw marks the sums unset or clears the counters itself
         if (fp.stamped) {
             // kUnsetPiece in every piece of both arrays (one byte fill from a's first to b's last).
