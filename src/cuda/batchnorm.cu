@@ -1409,13 +1409,12 @@ __device__ __forceinline__ void store_vec_stream(T* p, const Vec<T, V>& v) {
     }
 }
 
-// A vector's elements in C. BFLOAT16 by its bits: a 32-bit word's two elements are its
+// A vector's elements in C. BFLOAT16 pairs by their bits: a 32-bit word's two elements are its
 // low half shifted up and its high half masked, one instruction each (through
 // __bfloat162float the high one took two: a byte permute, then the shift).
 template <class T, int V>
 __device__ __forceinline__ void unpack_in(const Vec<T, V>& v, typename Io<T>::C (&out)[V]) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        static_assert(V % 2 == 0, "bfloat16 pairs");
+    if constexpr (std::is_same_v<T, __nv_bfloat16> && V % 2 == 0) {
         uint32_t w[V / 2];
         memcpy(w, &v, sizeof(w));
 #pragma unroll
@@ -2029,6 +2028,144 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
+// ---- Channel: packed NCHW training / backward, one block a channel held in registers ----
+//
+// Where a channel (N * S elements a tensor) fits in one block's registers, kChannelVecs
+// vectors a thread of at most kChannelMaxThreads threads, a block takes the whole channel:
+// it loads x (and dy) once, sums them (a block reduction in one fixed order), finishes the
+// channel (side outputs, coefficients) and applies from its registers. One launch of C
+// blocks, no workspace, no grid-wide wait: 2T / 3T of DRAM traffic as the fused launch,
+// with each channel's chain (loads, reduction, finish, stores) its own, so the blocks of
+// a short launch overlap their waits instead of meeting step after step. Any of
+// choose_vec's widths (8-byte and scalar 16-bit vectors too, where S % 8 != 0: the 14 x 14
+// and 7 x 7 planes the fused launch does not take). The backward without saved statistics
+// sums x first (one more reduction, no more traffic).
+constexpr int kChannelMaxThreads = 512;
+constexpr int kChannelVecs = 8;
+
+struct ChannelPlan {
+    int64_t cs = 0;  // C * S
+    uint32_t s = 0;
+    FastDiv fd_s;
+    int64_t nvec = 0;  // vectors a channel: N * S / V
+};
+
+// Sums a and b over the block (blockDim.x a multiple of 32, <= 1024) in one fixed order;
+// every thread gets the totals. Every thread must call it.
+__device__ __forceinline__ void block_sum2_all(double& a, double& b) {
+    __shared__ double part[2][32];
+    __shared__ double tot[2];
+    a = warp_sum(a);
+    b = warp_sum(b);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if (lane == 0) {
+        part[0][warp] = a;
+        part[1][warp] = b;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        a = lane < warps ? part[0][lane] : 0.0;
+        b = lane < warps ? part[1][lane] : 0.0;
+        a = warp_sum(a);
+        b = warp_sum(b);
+        if (lane == 0) {
+            tot[0] = a;
+            tot[1] = b;
+        }
+    }
+    __syncthreads();
+    a = tot[0];
+    b = tot[1];
+}
+
+template <class T, int V, bool kBwd, bool kPlain>
+__global__ void __launch_bounds__(kChannelMaxThreads)
+    channel_nchw(NormGeometry g, ChannelPlan cp, FusedIo<T> io, ResidentSaved sv, FwdFinish<typename Io<T>::C> ff,
+                 BwdFinish<typename Io<T>::C> bf) {
+    using C = typename Io<T>::C;
+    using VT = Vec<T, V>;
+    constexpr int R = kChannelVecs;
+    __shared__ FwdCoef<C> sh_fwd;
+    __shared__ BwdCoef<C> sh_bwd;
+    const int64_t c = blockIdx.x, base = c * cp.s;
+    const int tid = threadIdx.x;
+    const int64_t B = blockDim.x;
+    const bool has_act = kBwd && !kPlain && io.ops != 0;
+    auto valid = [&](int r) { return tid + r * B < cp.nvec; };
+    auto offset = [&](int r) { return base + nchw_vec_offset<V>(tid + r * B, cp.cs, cp.s, cp.fd_s); };
+    // The channel's parameters first (thread 0), in flight with the data.
+    FwdParamBits pb{};
+    uint64_t sc_bits = 0;
+    if (tid == 0) {
+        if constexpr (!kBwd)
+            pb = fwd_param_bits<C>(g, ff, c, true);
+        else
+            sc_bits = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, c), bf.pio.dtype);
+    }
+    VT xr[R], dr[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        if (valid(r)) {
+            const int64_t o = offset(r);
+            xr[r] = load_vec<T, V>(io.x + o);
+            if constexpr (kBwd) dr[r] = load_vec<T, V>(io.dy + o);
+        }
+    // The block's sums of contrib (the backward's: bwd), totals in every thread.
+    auto sums = [&](bool bwd, C center, double& sa, double& sb) {
+        C fa = 0, fb = 0;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (valid(r)) {
+                if (!bwd) {
+#pragma unroll
+                    for (int e = 0; e < V; ++e)
+                        contrib<C, false>(Io<T>::in(xr[r].v[e]), C(0), C(0), false, io.act, center, fa, fb);
+                } else {
+                    VT yv{};
+                    if (has_act) yv = load_vec<T, V>(io.y + offset(r));
+#pragma unroll
+                    for (int e = 0; e < V; ++e)
+                        contrib<C, true>(Io<T>::in(xr[r].v[e]), Io<T>::in(dr[r].v[e]),
+                                         has_act ? Io<T>::in(yv.v[e]) : C(0), has_act, io.act, center, fa, fb);
+                }
+            }
+        sa = fa;
+        sb = fb;
+        block_sum2_all(sa, sb);
+    };
+    double sa, sb;
+    if constexpr (!kBwd) {
+        sums(false, Io<T>::in(io.x[base]), sa, sb);
+        if (tid == 0) sh_fwd = finish_forward<C>(g, ff, c, fwd_params_of<C>(ff, pb), sa, sb, true);
+        __syncthreads();
+        const FwdCoef<C> k = sh_fwd;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (valid(r)) fwd_apply_vec<T, V, kPlain>(io, k, offset(r), xr[r]);
+    } else {
+        double mean, istd;
+        if (sv.mean) {
+            const int64_t mo = g.param_offset(bf.pio.mv.st, c);
+            mean = core::load_elem(sv.mean, mo, bf.pio.dtype);
+            istd = core::load_elem(sv.istd, mo, bf.pio.dtype);
+        } else {
+            const double center = Io<T>::in(io.x[base]);
+            sums(false, static_cast<C>(center), sa, sb);
+            const MeanVar mv = mean_var(center, sa, sb, static_cast<double>(g.count()), sv.eps);
+            mean = mv.mean;
+            istd = mv.istd;
+        }
+        sums(true, static_cast<C>(mean), sa, sb);
+        if (tid == 0)
+            sh_bwd = finish_backward_at<C>(g, bf, c, mean, istd, bits_value(sc_bits, bf.pio.dtype), sa, sb, true);
+        __syncthreads();
+        const BwdCoef<C> k = sh_bwd;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (valid(r)) bwd_apply_vec<T, V, kPlain>(io, k, offset(r), xr[r], dr[r]);
+    }
+}
+
 // ---- Apply: any strides ----
 
 struct ElemIndex {
@@ -2529,6 +2666,56 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
     });
 }
 
+// Whether packed NCHW training and backward run channel_nchw where a channel fits a block
+// (ODNN_BN_CHANNEL=off: never), and the most bytes a channel of one tensor may have for it
+// (ODNN_BN_CHANNEL_BYTES; a tuning knob).
+bool channel_wanted() {
+    static const bool on = !core::knob_is("ODNN_BN_CHANNEL", "off");
+    return on;
+}
+int64_t channel_max_bytes() {
+    static const int64_t m = clamp64(core::knob_long("ODNN_BN_CHANNEL_BYTES", int64_t{64} << 10), 0, int64_t{1} << 30);
+    return m;
+}
+
+// One channel_nchw instance's launch: C blocks of the fewest warps that hold a channel;
+// *done stays false where a channel does not fit.
+template <class T, int V, bool kBwd, bool kPlain>
+Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv,
+                        const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
+                        cudaStream_t s, bool* done) {
+    ChannelPlan cp;
+    cp.cs = g.c * g.s;
+    cp.s = static_cast<uint32_t>(g.s);
+    cp.fd_s = FastDiv(cp.s);
+    cp.nvec = g.n * g.s / V;
+    const int64_t threads = ceil_div(ceil_div(cp.nvec, int64_t{kChannelVecs}), int64_t{32}) * 32;
+    if (threads > kChannelMaxThreads || g.c > int64_t{0x7fffffff}) return Status::ok();
+    channel_nchw<T, V, kBwd, kPlain>
+        <<<static_cast<unsigned>(g.c), static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "channel batch-norm launch"));
+    *done = true;
+    return Status::ok();
+}
+
+// Launches channel_nchw where it applies (packed NCHW, a channel of at most
+// channel_max_bytes() a tensor that fits a block); *done stays false, and nothing is
+// launched, where it does not.
+template <class T, bool kBwd>
+Status launch_channel(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv, int vec,
+                      const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
+                      bool* done) {
+    *done = false;
+    if (pl.layout != Layout::nchw || !channel_wanted() ||
+        g.n * g.s * static_cast<int64_t>(sizeof(T)) > channel_max_bytes())
+        return Status::ok();
+    return with_vec<T>(vec, [&](auto v) {
+        return with_plain(io.ops, io.beta, [&](auto plain) {
+            return launch_channel_v<T, decltype(v)::value, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, s, done);
+        });
+    });
+}
+
 // The workspace: the caller's (aligned up to 256 bytes) or scratch of the plan's size.
 Status workspace_of(const Plan& pl, void* caller, bool caller_workspace, DeviceScratch& scratch, cudaStream_t s,
                     char** ws) {
@@ -2602,6 +2789,9 @@ public:
                                     static_cast<C>(p.out.alpha), static_cast<C>(p.out.beta)};
                 const int vec = choose_vec<T>(pl, g, {p.x_data, p.z_data, p.y_data});
                 bool done = false;
+                ODNN_RETURN_IF_ERROR((launch_channel<T, false>(pl, g, io, ResidentSaved{}, vec, ff, BwdFinish<C>{},
+                                                               h.stream, &done)));
+                if (done) return launched(name());
                 ODNN_RETURN_IF_ERROR(
                     (launch_fused<T, false>(pl, g, io, vec, ws, ff, BwdFinish<C>{}, h.stream, &done)));
                 if (done) return launched(name());
@@ -2667,6 +2857,12 @@ public:
             T* dx = static_cast<T*>(p.dx_data);
             T* dz = static_cast<T*>(p.dz_data);
             const FusedIo<T> io{x, nullptr, dy, has_act ? y : nullptr, dx, dz, ops, p.k.act, alpha, beta};
+            if (pl.layout == Layout::nchw) {
+                bool done = false;
+                const ResidentSaved sv{p.saved_mean, p.saved_inv_var, p.k.epsilon};
+                ODNN_RETURN_IF_ERROR((launch_channel<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
+                if (done) return launched(name());
+            }
             if (pl.layout == Layout::nchw && !pl.fused) {
                 bool done = false;
                 const ResidentSaved sv{p.saved_mean, p.saved_inv_var, p.k.epsilon};
