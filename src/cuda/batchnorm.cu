@@ -135,9 +135,6 @@ struct Plan {
     // P = Q tiles a channel (its partial sums' pieces), fitted to fused_grid blocks.
     bool fused = false;
     int64_t fused_grid = 0;
-    // Packed NCHW training and backward held on chip (resident_nchw) in place of a fused
-    // launch of few steps (ODNN_BN_RESIDENT=auto).
-    bool resident = false;
     size_t off_a = 0, off_b = 0, off_mean = 0, off_istd = 0, off_coef = 0, off_sync = 0, bytes = 0;
 };
 
@@ -227,18 +224,9 @@ int fused_prefetch(bool bwd) {
 }
 
 // ODNN_BN_RESIDENT (resident_knob): 0 off, K > 0 the cluster size forced, kResidentOn
-// (the channel's size picks it) or kResidentAuto (resident where the fused launch would
-// run fewer than resident_steps() steps: make_plan).
-constexpr int kResidentOn = -1, kResidentAuto = -2;
+// (the channel's size picks it).
+constexpr int kResidentOn = -1;
 int resident_knob();
-bool resident_fits(int64_t channels, int64_t nvec, bool bwd);
-
-// ODNN_BN_RESIDENT_STEPS (a tuning knob, default 8): under ODNN_BN_RESIDENT=auto, fused
-// launches of fewer steps run resident instead.
-int64_t resident_steps() {
-    static const int64_t m = clamp64(core::knob_long("ODNN_BN_RESIDENT_STEPS", 8), 1, int64_t{1} << 30);
-    return m;
-}
 
 // The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
 int64_t fused_min_steps() {
@@ -295,15 +283,9 @@ Plan make_plan(const NormCommon& k, std::initializer_list<const TensorDesc*> oth
         const bool bwd = stat_tensors > 1;
         const int64_t round = int64_t{bwd ? fused_unroll<true>() : fused_unroll<false>()} * kFusedWorkers;
         const int64_t grid = int64_t{kFusedBlocks} * sm_count();
-        const int q = fused_tiles(g.c, g.n * g.s / vec16, round, grid, fused_min_steps(), kMaxSlices);
-        if (resident_knob() == kResidentAuto && ceil_div(g.c * q, grid) < resident_steps() &&
-            resident_fits(g.c, g.n * g.s / vec16, bwd)) {
-            pl.resident = true;  // the three passes' P stays, for an instance that does not fit
-        } else {
-            pl.fused = true;
-            pl.fused_grid = grid;
-            pl.P = q;
-        }
+        pl.fused = true;
+        pl.fused_grid = grid;
+        pl.P = fused_tiles(g.c, g.n * g.s / vec16, round, grid, fused_min_steps(), kMaxSlices);
     }
     const size_t f8 = static_cast<size_t>(pl.F) * 8;
     size_t off = 0;
@@ -2528,12 +2510,12 @@ Status launch_fused(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io,
 // (training forward bf16 0.204 against 0.191 ms, f32 0.389 against 0.314; backward bf16
 // 0.337 against 0.265), though they move 2T / 3T of DRAM traffic against 3T / 5T; only
 // the f32 backward gains, 2% (0.482-0.492 against 0.500), within the spread of one run.
-// ODNN_BN_RESIDENT=auto: only where the fused launch would run few steps (make_plan).
-// Returns 0 (off), kResidentOn (on, cluster size picked), kResidentAuto or the forced size.
+// ODNN_BN_RESIDENT=auto (resident where the fused launch would run fewer than eight steps)
+// measured level or slower at ResNet-50's shapes and was taken out (docs/PERFORMANCE.md).
+// Returns 0 (off), kResidentOn (on, cluster size picked) or the forced size.
 int resident_knob() {
     static const int v = [] {
         if (core::knob_is("ODNN_BN_RESIDENT", "on")) return kResidentOn;
-        if (core::knob_is("ODNN_BN_RESIDENT", "auto")) return kResidentAuto;
         const long k = core::knob_long("ODNN_BN_RESIDENT", 0);
         return k >= 1 && k <= kResidentMaxCluster && (k & (k - 1)) == 0 ? static_cast<int>(k) : 0;
     }();
@@ -2606,16 +2588,6 @@ int resident_cluster(int64_t channels, int64_t nvec, int tensors, size_t vec_byt
     return K;
 }
 
-// Whether resident_nchw runs here with channels of nvec 16-byte vectors: sm_90 code in
-// the binary and the channel's slices in shared memory (the FLOAT plain instance's limit;
-// the others' static shared memory differs by a few bytes). ODNN_BN_RESIDENT=auto keeps
-// the fused launch where not (make_plan).
-bool resident_fits(int64_t channels, int64_t nvec, bool bwd) {
-    constexpr int V = Io<float>::kVec;
-    const size_t smem = bwd ? resident_max_smem<float, V, true, true>() : resident_max_smem<float, V, false, true>();
-    return smem > 0 && resident_cluster(channels, nvec, bwd ? 2 : 1, sizeof(Vec<float, V>), smem, kResidentAuto) > 0;
-}
-
 // One resident_nchw instance's launch. The grid: as many clusters as run at once (at most
 // one a channel), trimmed so that every cluster takes the same number of channels, give
 // or take one.
@@ -2657,10 +2629,7 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
                        const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
                        cudaStream_t s, bool* done) {
     *done = false;
-    const int knob = resident_knob();
-    if (pl.layout != Layout::nchw || pl.fused || knob == 0 || (knob == kResidentAuto && !pl.resident) ||
-        vec != Io<T>::kVec)
-        return Status::ok();
+    if (pl.layout != Layout::nchw || pl.fused || resident_knob() == 0 || vec != Io<T>::kVec) return Status::ok();
     return with_plain(io.ops, io.beta, [&](auto plain) {
         return launch_resident_v<T, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, s, done);
     });
