@@ -316,20 +316,21 @@ __device__ __forceinline__ double warp_sum(double v) {
     return v;
 }
 
-// Sums a and b over the block (blockDim.x == kThreads); the result is valid in thread 0.
+// Sums a and b over the block (blockDim.x a multiple of 32) in one fixed order; the result
+// is valid in thread 0.
 __device__ __forceinline__ void block_sum2(double& a, double& b) {
-    __shared__ double sh[2][kThreads / 32];
+    __shared__ double sh[2][32];
     a = warp_sum(a);
     b = warp_sum(b);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     if (lane == 0) {
         sh[0][warp] = a;
         sh[1][warp] = b;
     }
     __syncthreads();
     if (warp == 0) {
-        a = lane < kThreads / 32 ? sh[0][lane] : 0.0;
-        b = lane < kThreads / 32 ? sh[1][lane] : 0.0;
+        a = lane < warps ? sh[0][lane] : 0.0;
+        b = lane < warps ? sh[1][lane] : 0.0;
         a = warp_sum(a);
         b = warp_sum(b);
     }
@@ -1845,6 +1846,15 @@ struct ResidentSaved {
     double eps;
 };
 
+// Channel c's saved mean and inverse std (sv.mean set), as the backward's statistics.
+template <class C>
+__device__ __forceinline__ void saved_stats(const NormGeometry& g, const BwdFinish<C>& bf, const ResidentSaved& sv,
+                                            int64_t c, double& mean, double& istd) {
+    const int64_t mo = g.param_offset(bf.pio.mv.st, c);
+    mean = core::load_elem(sv.mean, mo, bf.pio.dtype);
+    istd = core::load_elem(sv.istd, mo, bf.pio.dtype);
+}
+
 template <class T, int V, bool kBwd, bool kPlain>
 __global__ void __launch_bounds__(kThreads)
     resident_nchw(NormGeometry g, ResidentPlan rp, FusedIo<T> io, ResidentSaved sv, FwdFinish<typename Io<T>::C> ff,
@@ -1979,9 +1989,7 @@ __global__ void __launch_bounds__(kThreads)
             double mean, istd, sc = 0.0;
             if (tid == 0) sc = core::load_elem(bf.scale, g.param_offset(bf.pio.sb.st, c), bf.pio.dtype);
             if (sv.mean) {
-                const int64_t mo = g.param_offset(bf.pio.mv.st, c);
-                mean = core::load_elem(sv.mean, mo, bf.pio.dtype);
-                istd = core::load_elem(sv.istd, mo, bf.pio.dtype);
+                saved_stats<C>(g, bf, sv, c, mean, istd);
             } else {
                 const double center = Io<T>::in(io.x[base]);
                 block_sums(false, static_cast<C>(center), acc_a, acc_b);
@@ -2032,28 +2040,13 @@ struct ChannelPlan {
     int64_t nvec = 0;  // vectors a channel: N * S / V
 };
 
-// Sums a and b over the block (blockDim.x a multiple of 32, <= 1024) in one fixed order;
-// every thread gets the totals. Every thread must call it.
+// block_sum2 with the totals in every thread. Every thread must call it.
 __device__ __forceinline__ void block_sum2_all(double& a, double& b) {
-    __shared__ double part[2][32];
     __shared__ double tot[2];
-    a = warp_sum(a);
-    b = warp_sum(b);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    if (lane == 0) {
-        part[0][warp] = a;
-        part[1][warp] = b;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        a = lane < warps ? part[0][lane] : 0.0;
-        b = lane < warps ? part[1][lane] : 0.0;
-        a = warp_sum(a);
-        b = warp_sum(b);
-        if (lane == 0) {
-            tot[0] = a;
-            tot[1] = b;
-        }
+    block_sum2(a, b);
+    if (threadIdx.x == 0) {
+        tot[0] = a;
+        tot[1] = b;
     }
     __syncthreads();
     a = tot[0];
@@ -2127,9 +2120,7 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
     } else {
         double mean, istd;
         if (sv.mean) {
-            const int64_t mo = g.param_offset(bf.pio.mv.st, c);
-            mean = core::load_elem(sv.mean, mo, bf.pio.dtype);
-            istd = core::load_elem(sv.istd, mo, bf.pio.dtype);
+            saved_stats<C>(g, bf, sv, c, mean, istd);
         } else {
             const double center = Io<T>::in(io.x[base]);
             sums(false, static_cast<C>(center), sa, sb);
@@ -2659,7 +2650,7 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     cp.fd_s = FastDiv(cp.s);
     cp.nvec = g.n * g.s / V;
     const int64_t threads = ceil_div(ceil_div(cp.nvec, int64_t{kChannelVecs}), int64_t{32}) * 32;
-    if (threads > kChannelMaxThreads || g.c > int64_t{0x7fffffff}) return Status::ok();
+    if (threads == 0 || threads > kChannelMaxThreads || g.c > int64_t{0x7fffffff}) return Status::ok();
     channel_nchw<T, V, kBwd, kPlain>
         <<<static_cast<unsigned>(g.c), static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
     ODNN_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "channel batch-norm launch"));
