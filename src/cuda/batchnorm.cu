@@ -2627,10 +2627,10 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
 }
 
 // Whether packed NCHW training and backward run channel_nchw where a channel fits a block
-// (ODNN_BN_CHANNEL=off: never), and the most bytes a channel of one tensor may have for it
-// (ODNN_BN_CHANNEL_BYTES; a tuning knob).
+// (ODNN_BN_CHANNEL=on; opt-in until measured on a GPU), and the most bytes a channel of
+// one tensor may have for it (ODNN_BN_CHANNEL_BYTES; a tuning knob).
 bool channel_wanted() {
-    static const bool on = !core::knob_is("ODNN_BN_CHANNEL", "off");
+    static const bool on = core::knob_is("ODNN_BN_CHANNEL", "on");
     return on;
 }
 int64_t channel_max_bytes() {
