@@ -1392,8 +1392,8 @@ __device__ __forceinline__ void store_vec_stream(T* p, const Vec<T, V>& v) {
     }
 }
 
-// A vector's elements in C. BFLOAT16 pairs by their bits: a 32-bit word's two elements are its
-// low half shifted up and its high half masked, one instruction each (through
+// A vector's elements in C. BFLOAT16 pairs by their bits: a 32-bit word's two elements
+// are its low half shifted up and its high half masked, one instruction each (through
 // __bfloat162float the high one took two: a byte permute, then the shift).
 template <class T, int V>
 __device__ __forceinline__ void unpack_in(const Vec<T, V>& v, typename Io<T>::C (&out)[V]) {
