@@ -4,8 +4,10 @@ markdown table docs/PERFORMANCE.md keeps: one row per layer and direction, with 
 ceilings (FLOPs over the dense tensor rate, x + w + y bytes once over the copy bandwidth
 the run measured), the first data type's times and the speed ratio of every data type.
 
-    scripts/conv-table.py bench-1.txt [--tflops 989]
-"""
+    scripts/conv-table.py LOG [--tflops 989]
+
+LOG: one bench run's output, such as scripts/gpu-check.sh's bench.txt after a single --bench
+(it appends every --bench to that file)."""
 import argparse
 import collections
 import math

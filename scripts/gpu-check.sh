@@ -6,7 +6,9 @@
 # The machine reaches no package registry: fetch the CUTLASS headers here first
 # (scripts/fetch-cutlass.sh) and carry third_party/cutlass along.
 # --bench runs `odnn bench ARGS --lib <NVIDIA's cuDNN> --lib <odnn>` (NVIDIA first: the
-# ratios are odnn's speed relative to NVIDIA's), one log per --bench under $OUT. Leading
+# ratios are odnn's speed relative to NVIDIA's), each under a header in $OUT/bench.txt,
+# line-buffered so that a run cut off by its timeout keeps what it printed. The device
+# tool returns at most 8 files from $OUT, so the logs are kept to five. Leading
 # VAR=VALUE words of a --bench go to the environment of that run alone, e.g.
 #   --bench "ODNN_CONV_WGRAD=split --batch bench/resnet50_conv.txt --dir bwd_filter".
 # --gpu-jobs N runs the gpu tests N at a time (default 1).
@@ -44,8 +46,8 @@ fi
 
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DODNN_WITH_CUDA=ON \
-      -DODNN_CUDA_ARCHS="$archs" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-ninja -C "$build" -j "$jobs" > "$out/build.log" 2>&1 || { grep -E 'error|FAILED' "$out/build.log" | head -40; exit 1; }
+      -DODNN_CUDA_ARCHS="$archs" > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+ninja -C "$build" -j "$jobs" >> "$out/build.log" 2>&1 || { grep -E 'error|FAILED' "$out/build.log" | head -40; exit 1; }
 echo "build: $(( $(date +%s) - start )) s (archs $archs)" | tee -a "$out/machine.txt"
 
 status=0
@@ -67,8 +69,8 @@ for b in "${benches[@]}"; do
   while [ ${#words[@]} -gt 0 ] && [[ "${words[0]}" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
     envs+=("${words[0]}"); words=("${words[@]:1}")
   done
-  echo "bench $i: ${envs[*]} odnn bench ${words[*]}" > "$out/bench-$i.txt"
-  timeout 400 env "${envs[@]}" "$build/bin/odnn" bench "${words[@]}" "${libs[@]}" >> "$out/bench-$i.txt" 2>&1 || status=1
-  tail -4 "$out/bench-$i.txt"
+  echo "=== bench $i: ${envs[*]} odnn bench ${words[*]}" >> "$out/bench.txt"
+  timeout 400 env "${envs[@]}" stdbuf -oL "$build/bin/odnn" bench "${words[@]}" "${libs[@]}" 2>&1 |
+    tee -a "$out/bench.txt" | tail -4 || status=1
 done
 exit $status
