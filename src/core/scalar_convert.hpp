@@ -5,11 +5,7 @@
 
 #include <stdint.h>
 
-#if defined(__CUDACC__)
-#define ODNN_HD __host__ __device__ __forceinline__
-#else
-#define ODNN_HD inline
-#endif
+#include "core/host_device.hpp"
 
 namespace odnn::core {
 

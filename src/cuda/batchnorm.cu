@@ -223,6 +223,14 @@ int fused_prefetch(bool bwd) {
     return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
 }
 
+// Whether the fused launch at lag 2 packs its edges (ODNN_BN_FUSED_EDGES=packed; a tuning
+// knob, off by default): the first step sums two steps' statistics tiles and the last
+// applies two steps' tiles, so the launch takes two steps fewer (fused_nchw's kPacked).
+bool fused_packed() {
+    static const bool on = core::knob_is("ODNN_BN_FUSED_EDGES", "packed");
+    return on;
+}
+
 // ODNN_BN_RESIDENT (resident_knob): 0 off, K > 0 the cluster size forced, kResidentOn
 // (the channel's size picks it).
 constexpr int kResidentOn = -1;
@@ -1322,6 +1330,9 @@ __global__ void __launch_bounds__(kThreads)
 // 20-38% slower on the H100 at 128x256x56x56 (bf16 forward 0.1806-0.1813 -> 0.2195-0.2198
 // ms; f32 backward 0.499-0.502 -> 0.689-0.692): a block's step then waits for every
 // block of the step before, with no slack between them (docs/PERFORMANCE.md).
+// Packed edges (ODNN_BN_FUSED_EDGES=packed, lag 2 only; kPacked): the first step sums the
+// tiles of two steps and the last applies those of two, so the lag's fill and drain
+// steps, which move half a step's bytes each at a whole step's fixed cost, go.
 
 struct FusedPlan {
     int64_t cs = 0;  // C * S
@@ -1333,7 +1344,7 @@ struct FusedPlan {
     int qrem = 0;      // nvec % Q
     int C = 0;         // channels; C * Q < 2^31
     int lag = 1;       // steps from a tile's statistics to its apply
-    int steps = 0;     // ceil(C * Q / grid) + lag
+    int steps = 0;     // ceil(C * Q / grid) + lag, or max(ceil(C * Q / grid), 2) packed (kPacked)
     bool stamped = true;  // pieces published stamped (store_piece), not counted in `done`
     bool init = true;     // the kernel marks the pieces unset / clears `done` (fused_init_in_kernel)
     bool walk = true;     // for_round steps its offsets where it can (fused_walk)
@@ -1607,15 +1618,20 @@ __device__ __forceinline__ void fused_prefetch_tile(const FusedIo<T>& io, const 
 
 // kPlain (with_plain): no activation, add or beta, compiled without their run-time
 // switches (resident_nchw's too).
-template <class T, int V, bool kBwd, bool kPlain>
+// kPacked (fused_packed): the instance that packs the edges; the other one is
+// compiled with a single tile a step, as before packing was written (packing's loops put
+// 12-20 bytes of spills into every forward instance).
+template <class T, int V, bool kBwd, bool kPlain, bool kPacked>
 __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, unsigned* __restrict__ done, double* __restrict__ part_a,
                double* __restrict__ part_b, FwdFinish<typename Io<T>::C> ff, BwdFinish<typename Io<T>::C> bf) {
     using C = typename Io<T>::C;
     constexpr int U = fused_unroll<kBwd>(), kW = kFusedWorkers, kWarps = kW / 32;
-    __shared__ double sh_red[2][2][kWarps];  // [step parity][a, b][worker warp]
-    __shared__ FwdCoef<C> sh_fwd[2];         // [step parity]
-    __shared__ BwdCoef<C> sh_bwd[2];
+    constexpr int kSlots = kPacked ? 2 : 1;  // tiles a step can sum, and apply
+    // [step parity, or 2 for a packed edge step's second tile][a, b][worker warp]
+    __shared__ double sh_red[3][2][kWarps];
+    __shared__ FwdCoef<C> sh_fwd[3];  // [step parity, or 2 as sh_red]
+    __shared__ BwdCoef<C> sh_bwd[3];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int64_t tiles = static_cast<int64_t>(fp.C) * fp.Q, P = gridDim.x;
     if (fp.init) {
@@ -1632,102 +1648,116 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         }
         cooperative_groups::this_grid().sync();
     }
-    auto step_tiles = [&](int64_t i, bool& do_s, bool& do_a, int64_t& ts_i, int64_t& ta_i) {
-        ts_i = i * P + blockIdx.x;
-        ta_i = (i - fp.lag) * P + blockIdx.x;
-        do_s = ts_i < tiles;
-        do_a = i >= fp.lag && ta_i < tiles;
+    // The schedule (bn_fused_tiles.hpp): the statistics step launch step i sums, and the
+    // one it applies, in slot 0 and (a packed edge step's second tile) slot 1; -1: none.
+    auto stats_step = [&](int64_t i, int slot) { return fused_stats_step(kPacked, i, slot); };
+    auto apply_step = [&](int64_t i, int slot) { return fused_apply_step(kPacked, fp.lag, fp.steps, i, slot); };
+    auto step_tiles = [&](int64_t i, int slot, bool& do_s, bool& do_a, int64_t& ts_i, int64_t& ta_i) {
+        const int64_t js = stats_step(i, slot), ja = apply_step(i, slot);
+        ts_i = js * P + blockIdx.x;
+        ta_i = ja * P + blockIdx.x;
+        do_s = js >= 0 && ts_i < tiles;
+        do_a = ja >= 0 && ta_i < tiles;
     };
     if (warp == kWarps) {
         // The control warp. Before step i's barrier: the coefficients of step i's apply tile
-        // into slot i % 2 (its channel's statistics are at least lag - 1 >= 1 steps old, so
-        // the wait is short and never on this step's tiles). After it: the step's statistics
-        // sums (the workers' slot i % 2) stored at the tile's index, stamped or counted in
-        // its channel (a release; fused_stamped).
+        // into slot i % 2 (its channel's statistics are at least one step old, so the wait
+        // is short and never on this step's tiles). After it: the step's statistics sums
+        // (the workers' slot i % 2) stored at the tile's index, stamped or counted in its
+        // channel (a release; fused_stamped). A packed edge step's second tile uses slot 2.
+        // The coefficients of apply tile ta_i into sh_fwd / sh_bwd[cs].
+        auto coefficients = [&](int64_t ta_i, int cs) {
+            const FusedTile ta = fused_tile(fp, static_cast<uint32_t>(ta_i));
+            // The channel's parameters, loaded as bits and converted after the polls, so
+            // that one round trip covers them and the pieces.
+            FwdParamBits prm{};
+            uint64_t mean_bits = 0, istd_bits = 0, sc_bits = 0;
+            int stat_dt = CUDNN_DATA_DOUBLE;
+            if (lane == 0) {
+                if constexpr (!kBwd) {
+                    prm = fwd_param_bits<C>(g, ff, ta.c, ta.q == 0);
+                } else {
+                    bwd_stat_bits<C>(g, bf, ta.c, &mean_bits, &istd_bits, &stat_dt);
+                    sc_bits = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
+                }
+            }
+            // The pieces are summed in one fixed order (the same in every tile of the
+            // channel). Counted: every lane acquires the count itself, so its loads of the
+            // pieces follow it. Stamped: each lane polls its pieces until they are stored.
+            double sa = 0.0, sb = 0.0;
+            if (fp.stamped) {
+                // A lane's pieces kPollBatch at a time: all loads issued, then checked
+                // (one round trip a batch, not two a piece); in the same order.
+                constexpr int kPollBatch = 8;
+                const double* pa = part_a + ta.c * fp.Q;
+                const double* pb = part_b + ta.c * fp.Q;
+                for (int p0 = lane; p0 < fp.Q; p0 += 32 * kPollBatch) {
+                    unsigned long long a[kPollBatch], b[kPollBatch];
+                    bool ready;
+                    do {
+                        ready = true;
+#pragma unroll
+                        for (int k = 0; k < kPollBatch; ++k) {
+                            const int p = p0 + 32 * k;
+                            a[k] = p < fp.Q ? load_piece(pa + p) : 0ull;
+                            b[k] = p < fp.Q ? load_piece(pb + p) : 0ull;
+                        }
+#pragma unroll
+                        for (int k = 0; k < kPollBatch; ++k) ready &= a[k] != kUnsetPiece && b[k] != kUnsetPiece;
+                        if (!ready) __nanosleep(32);
+                    } while (!ready);
+#pragma unroll
+                    for (int k = 0; k < kPollBatch; ++k)
+                        if (p0 + 32 * k < fp.Q) {
+                            sa += __longlong_as_double(static_cast<long long>(a[k]));
+                            sb += __longlong_as_double(static_cast<long long>(b[k]));
+                        }
+                }
+            } else {
+                while (load_acquire(done + ta.c) < static_cast<unsigned>(fp.Q)) __nanosleep(64);
+                for (int p = lane; p < fp.Q; p += 32) {
+                    sa += __ldcg(part_a + ta.c * fp.Q + p);
+                    sb += __ldcg(part_b + ta.c * fp.Q + p);
+                }
+            }
+            sa = warp_sum(sa);
+            sb = warp_sum(sb);
+            if (lane == 0) {
+                if constexpr (!kBwd)
+                    sh_fwd[cs] = finish_forward<C>(g, ff, ta.c, fwd_params_of<C>(ff, prm), sa, sb, ta.q == 0);
+                else
+                    sh_bwd[cs] = finish_backward_at<C>(g, bf, ta.c, bits_value(mean_bits, stat_dt),
+                                                        bits_value(istd_bits, stat_dt),
+                                                        bits_value(sc_bits, bf.pio.dtype), sa, sb, ta.q == 0);
+            }
+        };
+        // The statistics sums of tile ts_i (the workers' sh_red[cs]) stored at its index.
+        auto publish = [&](int64_t ts_i, int cs) {
+            double a = lane < kWarps ? sh_red[cs][0][lane] : 0.0;
+            double b = lane < kWarps ? sh_red[cs][1][lane] : 0.0;
+            a = warp_sum(a);
+            b = warp_sum(b);
+            if (lane == 0 && fp.stamped) {
+                store_piece(part_a + ts_i, a);
+                store_piece(part_b + ts_i, b);
+            } else if (lane == 0) {
+                part_a[ts_i] = a;
+                part_b[ts_i] = b;
+                red_release_add(done + static_cast<uint32_t>(ts_i) / static_cast<uint32_t>(fp.Q), 1u);
+            }
+        };
         for (int64_t i = 0; i < fp.steps; ++i) {
             const int par = static_cast<int>(i & 1);
             bool do_s, do_a;
             int64_t ts_i, ta_i;
-            step_tiles(i, do_s, do_a, ts_i, ta_i);
-            if (do_a) {
-                const FusedTile ta = fused_tile(fp, static_cast<uint32_t>(ta_i));
-                // The channel's parameters, loaded as bits and converted after the polls, so
-                // that one round trip covers them and the pieces.
-                FwdParamBits prm{};
-                uint64_t mean_bits = 0, istd_bits = 0, sc_bits = 0;
-                int stat_dt = CUDNN_DATA_DOUBLE;
-                if (lane == 0) {
-                    if constexpr (!kBwd) {
-                        prm = fwd_param_bits<C>(g, ff, ta.c, ta.q == 0);
-                    } else {
-                        bwd_stat_bits<C>(g, bf, ta.c, &mean_bits, &istd_bits, &stat_dt);
-                        sc_bits = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, ta.c), bf.pio.dtype);
-                    }
-                }
-                // The pieces are summed in one fixed order (the same in every tile of the
-                // channel). Counted: every lane acquires the count itself, so its loads of the
-                // pieces follow it. Stamped: each lane polls its pieces until they are stored.
-                double sa = 0.0, sb = 0.0;
-                if (fp.stamped) {
-                    // A lane's pieces kPollBatch at a time: all loads issued, then checked
-                    // (one round trip a batch, not two a piece); in the same order.
-                    constexpr int kPollBatch = 8;
-                    const double* pa = part_a + ta.c * fp.Q;
-                    const double* pb = part_b + ta.c * fp.Q;
-                    for (int p0 = lane; p0 < fp.Q; p0 += 32 * kPollBatch) {
-                        unsigned long long a[kPollBatch], b[kPollBatch];
-                        bool ready;
-                        do {
-                            ready = true;
-#pragma unroll
-                            for (int k = 0; k < kPollBatch; ++k) {
-                                const int p = p0 + 32 * k;
-                                a[k] = p < fp.Q ? load_piece(pa + p) : 0ull;
-                                b[k] = p < fp.Q ? load_piece(pb + p) : 0ull;
-                            }
-#pragma unroll
-                            for (int k = 0; k < kPollBatch; ++k) ready &= a[k] != kUnsetPiece && b[k] != kUnsetPiece;
-                            if (!ready) __nanosleep(32);
-                        } while (!ready);
-#pragma unroll
-                        for (int k = 0; k < kPollBatch; ++k)
-                            if (p0 + 32 * k < fp.Q) {
-                                sa += __longlong_as_double(static_cast<long long>(a[k]));
-                                sb += __longlong_as_double(static_cast<long long>(b[k]));
-                            }
-                    }
-                } else {
-                    while (load_acquire(done + ta.c) < static_cast<unsigned>(fp.Q)) __nanosleep(64);
-                    for (int p = lane; p < fp.Q; p += 32) {
-                        sa += __ldcg(part_a + ta.c * fp.Q + p);
-                        sb += __ldcg(part_b + ta.c * fp.Q + p);
-                    }
-                }
-                sa = warp_sum(sa);
-                sb = warp_sum(sb);
-                if (lane == 0) {
-                    if constexpr (!kBwd)
-                        sh_fwd[par] = finish_forward<C>(g, ff, ta.c, fwd_params_of<C>(ff, prm), sa, sb, ta.q == 0);
-                    else
-                        sh_bwd[par] = finish_backward_at<C>(g, bf, ta.c, bits_value(mean_bits, stat_dt),
-                                                            bits_value(istd_bits, stat_dt),
-                                                            bits_value(sc_bits, bf.pio.dtype), sa, sb, ta.q == 0);
-                }
+            for (int slot = 0; slot < kSlots; ++slot) {
+                step_tiles(i, slot, do_s, do_a, ts_i, ta_i);
+                if (do_a) coefficients(ta_i, slot == 0 ? par : 2);
             }
             named_barrier_sync(1, kThreads);
-            if (do_s) {
-                double a = lane < kWarps ? sh_red[par][0][lane] : 0.0;
-                double b = lane < kWarps ? sh_red[par][1][lane] : 0.0;
-                a = warp_sum(a);
-                b = warp_sum(b);
-                if (lane == 0 && fp.stamped) {
-                    store_piece(part_a + ts_i, a);
-                    store_piece(part_b + ts_i, b);
-                } else if (lane == 0) {
-                    part_a[ts_i] = a;
-                    part_b[ts_i] = b;
-                    red_release_add(done + static_cast<uint32_t>(ts_i) / static_cast<uint32_t>(fp.Q), 1u);
-                }
+            for (int slot = 0; slot < kSlots; ++slot) {
+                step_tiles(i, slot, do_s, do_a, ts_i, ta_i);
+                if (do_s) publish(ts_i, slot == 0 ? par : 2);
             }
         }
         return;
@@ -1739,66 +1769,81 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         const int par = static_cast<int>(i & 1);
         bool do_s, do_a;
         int64_t ts_i, ta_i;
-        step_tiles(i, do_s, do_a, ts_i, ta_i);
         if (fp.prefetch > 0 && warp == 0) {
             // The L2 asked for the tiles of steps i + 1 .. i + prefetch at step 0, then for
             // step i + prefetch's at step i.
             for (int64_t k = i == 0 ? 1 : fp.prefetch; k <= fp.prefetch; ++k) {
-                const int64_t tp = (i + k) * P + blockIdx.x;
+                const int64_t tp = stats_step(i + k, 0) * P + blockIdx.x;
                 if (tp < tiles)
                     fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act, lane);
             }
         }
-        // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
-        // before any is used.
-        double acc_a = 0.0, acc_b = 0.0;
-        if (do_s) {
-            const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
-            const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
-            for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
-                uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
-                fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
-                C fa = 0, fb = 0;
+        // Statistics of tile ts (two at a packed first step): rounds of U vectors a thread,
+        // all loads of a round issued before any is used.
+#pragma unroll 1
+        for (int slot = 0; slot < kSlots; ++slot) {
+            step_tiles(i, slot, do_s, do_a, ts_i, ta_i);
+            if (slot == 1 && !do_s) break;
+            double acc_a = 0.0, acc_b = 0.0;
+            if (do_s) {
+                const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
+                const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
+                for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
+                    uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
+                    fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
+                    C fa = 0, fb = 0;
 #pragma unroll
-                for (int u = 0; u < U; ++u)
-                    if (vb + u * kW < ts.v1) {
+                    for (int u = 0; u < U; ++u)
+                        if (vb + u * kW < ts.v1) {
 #pragma unroll
-                        for (int e = 0; e < V; ++e)
-                            contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
-                                             (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
-                                             center, fa, fb);
-                    }
-                acc_a += fa;
-                acc_b += fb;
+                            for (int e = 0; e < V; ++e)
+                                contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
+                                                 (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
+                                                 center, fa, fb);
+                        }
+                    acc_a += fa;
+                    acc_b += fb;
+                }
+            }
+            acc_a = warp_sum(acc_a);
+            acc_b = warp_sum(acc_b);
+            if (lane == 0) {
+                sh_red[slot == 0 ? par : 2][0][warp] = acc_a;
+                sh_red[slot == 0 ? par : 2][1][warp] = acc_b;
             }
         }
-        acc_a = warp_sum(acc_a);
-        acc_b = warp_sum(acc_b);
-        if (lane == 0) {
-            sh_red[par][0][warp] = acc_a;
-            sh_red[par][1][warp] = acc_b;
-        }
         // The apply's first round of loads, in flight across the barrier.
+        step_tiles(i, 0, do_s, do_a, ts_i, ta_i);
         const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
         uint4 xa[U], da[U], ya[U];
         const int64_t va = ta.v0 + threadIdx.x;
         if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
         named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
-        if (!do_a) continue;
-        FwdCoef<C> kf{};
-        BwdCoef<C> kb{};
-        if constexpr (kBwd)
-            kb = sh_bwd[par];
-        else
-            kf = sh_fwd[par];
-        for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
-            if (vb != va) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, vb, false, xa, da, ya);
-            for_round<V, U, kPlain>(fp, ta, vb, [&](int u, int64_t off) {
-                if constexpr (!kBwd)
-                    fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
-                else
-                    bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
-            });
+        // The apply of tile ta (and, at a packed last step, of a second tile, slot 2).
+#pragma unroll 1
+        for (int slot = 0; slot < kSlots; ++slot) {
+            FusedTile tl = ta;
+            if (slot == 1) {
+                step_tiles(i, 1, do_s, do_a, ts_i, ta_i);
+                if (do_a) tl = fused_tile(fp, static_cast<uint32_t>(ta_i));
+            }
+            if (!do_a) continue;
+            FwdCoef<C> kf{};
+            BwdCoef<C> kb{};
+            if constexpr (kBwd)
+                kb = sh_bwd[slot == 0 ? par : 2];
+            else
+                kf = sh_fwd[slot == 0 ? par : 2];
+            for (int64_t vb = tl.v0 + threadIdx.x; vb < tl.v1; vb += U * kW) {
+                if (slot == 1 || vb != va)
+                    fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, tl, vb, false, xa, da, ya);
+                for_round<V, U, kPlain>(fp, tl, vb, [&](int u, int64_t off) {
+                    if constexpr (!kBwd)
+                        fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
+                    else
+                        bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
+                });
+            }
         }
     }
 }
@@ -2423,8 +2468,11 @@ template <class T, int V, bool kBwd, bool kPlain>
 Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
-    auto fn = fused_nchw<T, V, kBwd, kPlain>;
-    static const int per_sm = blocks_per_sm(fn, 0);
+    const bool packed = fused_packed() && fused_lag() == 2;
+    auto fn = packed ? fused_nchw<T, V, kBwd, kPlain, true> : fused_nchw<T, V, kBwd, kPlain, false>;
+    static const int per_sm_plain = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, false>, 0);
+    static const int per_sm_packed = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, true>, 0);
+    const int per_sm = packed ? per_sm_packed : per_sm_plain;
     if (per_sm == 0) return Status::ok();
     FusedPlan fp;
     fp.cs = g.c * g.s;
@@ -2441,7 +2489,7 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     // Progress needs a channel's tiles within two steps (fused_tiles keeps Q <= the plan's
     // grid); a device that runs fewer blocks at once takes three passes.
     if (fp.Q > grid) return Status::ok();
-    fp.steps = static_cast<int>(ceil_div(tiles, grid) + fp.lag);
+    fp.steps = static_cast<int>(fused_launch_steps(packed, fp.lag, ceil_div(tiles, grid)));
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
@@ -2820,7 +2868,8 @@ public:
             if (pl.layout == Layout::nchw) {
                 bool done = false;
                 const ResidentSaved sv{p.saved_mean, p.saved_inv_var, p.k.epsilon};
-                ODNN_RETURN_IF_ERROR((launch_channel<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
+                ODNN_RETURN_IF_ERROR(
+                    (launch_channel<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
                 if (done) return launched(name());
             }
             if (pl.layout == Layout::nchw && !pl.fused) {
