@@ -1819,7 +1819,7 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         const int64_t va = ta.v0 + threadIdx.x;
         if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
         named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
-        // The apply of tile ta (and, at a packed last step, of a second tile, slot 2).
+        // The apply of tile ta (and at a packed last step of a second, its coefficients in sh_*[2]).
 #pragma unroll 1
         for (int slot = 0; slot < kSlots; ++slot) {
             FusedTile tl = ta;
