@@ -7,8 +7,8 @@
 # (scripts/fetch-cutlass.sh) and carry third_party/cutlass along.
 # --bench runs `odnn bench ARGS --lib <NVIDIA's cuDNN> --lib <odnn>` (NVIDIA first: the
 # ratios are odnn's speed relative to NVIDIA's), each under a header in $OUT/bench.txt,
-# line-buffered so that a run cut off by its timeout keeps what it printed. The device
-# tool returns at most 8 files from $OUT, so the logs are kept to five. Leading
+# line-buffered so that a run cut off by its timeout keeps what it printed. At most 8
+# files come back from the GPU machine's $OUT, so the logs are kept to five. Leading
 # VAR=VALUE words of a --bench go to the environment of that run alone, e.g.
 #   --bench "ODNN_CONV_WGRAD=split --batch bench/resnet50_conv.txt --dir bwd_filter".
 # --gpu-jobs N runs the gpu tests N at a time (default 1).
