@@ -2460,6 +2460,14 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
     });
 }
 
+// Blocks an SM of one fused_nchw instance, asked once and only for an instance that runs
+// (the query loads its module).
+template <class T, int V, bool kBwd, bool kPlain, bool kPacked>
+int fused_blocks_per_sm() {
+    static const int n = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, kPacked>, 0);
+    return n;
+}
+
 // Fused statistics + apply (Plan::fused): one cooperative launch (after a memset that marks
 // the sums unset or clears the counters, where the kernel does not) of as many blocks as the
 // plan's quantization assumed and fit the GPU at once. *done stays false (three passes
@@ -2470,9 +2478,8 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
                       bool* done) {
     const bool packed = fused_packed() && fused_lag() == 2;
     auto fn = packed ? fused_nchw<T, V, kBwd, kPlain, true> : fused_nchw<T, V, kBwd, kPlain, false>;
-    static const int per_sm_plain = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, false>, 0);
-    static const int per_sm_packed = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, true>, 0);
-    const int per_sm = packed ? per_sm_packed : per_sm_plain;
+    const int per_sm = packed ? fused_blocks_per_sm<T, V, kBwd, kPlain, true>()
+                              : fused_blocks_per_sm<T, V, kBwd, kPlain, false>();
     if (per_sm == 0) return Status::ok();
     FusedPlan fp;
     fp.cs = g.c * g.s;
@@ -2866,15 +2873,13 @@ public:
             T* dz = static_cast<T*>(p.dz_data);
             const FusedIo<T> io{x, nullptr, dy, has_act ? y : nullptr, dx, dz, ops, p.k.act, alpha, beta};
             if (pl.layout == Layout::nchw) {
+                // One block a channel, else resident where asked for (neither launches where
+                // it does not apply; launch_resident never where the plan is fused).
                 bool done = false;
                 const ResidentSaved sv{p.saved_mean, p.saved_inv_var, p.k.epsilon};
                 ODNN_RETURN_IF_ERROR(
                     (launch_channel<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
                 if (done) return launched(name());
-            }
-            if (pl.layout == Layout::nchw && !pl.fused) {
-                bool done = false;
-                const ResidentSaved sv{p.saved_mean, p.saved_inv_var, p.k.epsilon};
                 ODNN_RETURN_IF_ERROR(
                     (launch_resident<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
                 if (done) return launched(name());

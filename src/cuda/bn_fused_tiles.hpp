@@ -1,6 +1,7 @@
-// The fused NCHW batch-norm launch's tiling (src/cuda/batchnorm.cu, fused_nchw): how
-// many tiles a channel is cut into. Plain C++, so the unit tests check its invariants on
-// machines without a GPU: a rule that broke them hung the GPU.
+// The fused NCHW batch-norm launch's tiling (src/cuda/batchnorm.cu, fused_nchw): how many
+// tiles a channel is cut into, and at which steps each tile is summed and applied. Plain
+// C++ (host-device), so the unit tests check their invariants on machines without a GPU:
+// a rule that broke them hung the GPU.
 //
 // The launch runs `grid` resident blocks; tile t = c Q + q (channel c, piece q) is taken
 // at step t / grid by block t % grid, and a tile's apply waits for its whole channel's
