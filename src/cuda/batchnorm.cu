@@ -223,14 +223,6 @@ int fused_prefetch(bool bwd) {
     return d < 0 ? (bwd ? 1 : 0) : static_cast<int>(clamp64(d, 0, 4));
 }
 
-// Whether the fused launch at lag 2 packs its edges (ODNN_BN_FUSED_EDGES=packed; a tuning
-// knob, off by default): the first step sums two steps' statistics tiles and the last
-// applies two steps' tiles, so the launch takes two steps fewer (fused_nchw's kPacked).
-bool fused_packed() {
-    static const bool on = core::knob_is("ODNN_BN_FUSED_EDGES", "packed");
-    return on;
-}
-
 // ODNN_BN_RESIDENT (resident_knob): 0 off, K > 0 the cluster size forced, kResidentOn
 // (the channel's size picks it).
 constexpr int kResidentOn = -1;
@@ -1330,9 +1322,9 @@ __global__ void __launch_bounds__(kThreads)
 // 20-38% slower on the H100 at 128x256x56x56 (bf16 forward 0.1806-0.1813 -> 0.2195-0.2198
 // ms; f32 backward 0.499-0.502 -> 0.689-0.692): a block's step then waits for every
 // block of the step before, with no slack between them (docs/PERFORMANCE.md).
-// Packed edges (ODNN_BN_FUSED_EDGES=packed, lag 2 only; kPacked): the first step sums the
-// tiles of two steps and the last applies those of two, so the lag's fill and drain
-// steps, which move half a step's bytes each at a whole step's fixed cost, go.
+// Packed edges (the first step summing two steps' tiles and the last applying two, so
+// max(S, 2) steps instead of S + 2) measured 1-5% slower on the H100 at every shape
+// tried and were taken out (docs/PERFORMANCE.md).
 
 struct FusedPlan {
     int64_t cs = 0;  // C * S
@@ -1344,7 +1336,7 @@ struct FusedPlan {
     int qrem = 0;      // nvec % Q
     int C = 0;         // channels; C * Q < 2^31
     int lag = 1;       // steps from a tile's statistics to its apply
-    int steps = 0;     // ceil(C * Q / grid) + lag, or max(ceil(C * Q / grid), 2) packed (kPacked)
+    int steps = 0;     // ceil(C * Q / grid) + lag
     bool stamped = true;  // pieces published stamped (store_piece), not counted in `done`
     bool init = true;     // the kernel marks the pieces unset / clears `done` (fused_init_in_kernel)
     bool walk = true;     // for_round steps its offsets where it can (fused_walk)
@@ -1618,20 +1610,15 @@ __device__ __forceinline__ void fused_prefetch_tile(const FusedIo<T>& io, const 
 
 // kPlain (with_plain): no activation, add or beta, compiled without their run-time
 // switches (resident_nchw's too).
-// kPacked (fused_packed): the instance that packs the edges; the other one is
-// compiled with a single tile a step, as before packing was written (packing's loops put
-// 12-20 bytes of spills into every forward instance).
-template <class T, int V, bool kBwd, bool kPlain, bool kPacked>
+template <class T, int V, bool kBwd, bool kPlain>
 __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     fused_nchw(NormGeometry g, FusedPlan fp, FusedIo<T> io, unsigned* __restrict__ done, double* __restrict__ part_a,
                double* __restrict__ part_b, FwdFinish<typename Io<T>::C> ff, BwdFinish<typename Io<T>::C> bf) {
     using C = typename Io<T>::C;
     constexpr int U = fused_unroll<kBwd>(), kW = kFusedWorkers, kWarps = kW / 32;
-    constexpr int kSlots = kPacked ? 2 : 1;  // tiles a step can sum, and apply
-    // [step parity, or 2 for a packed edge step's second tile][a, b][worker warp]
-    __shared__ double sh_red[3][2][kWarps];
-    __shared__ FwdCoef<C> sh_fwd[3];  // [step parity, or 2 as sh_red]
-    __shared__ BwdCoef<C> sh_bwd[3];
+    __shared__ double sh_red[2][2][kWarps];  // [step parity][a, b][worker warp]
+    __shared__ FwdCoef<C> sh_fwd[2];         // [step parity]
+    __shared__ BwdCoef<C> sh_bwd[2];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int64_t tiles = static_cast<int64_t>(fp.C) * fp.Q, P = gridDim.x;
     if (fp.init) {
@@ -1648,15 +1635,12 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         }
         cooperative_groups::this_grid().sync();
     }
-    // The schedule (bn_fused_tiles.hpp): the statistics step launch step i sums, and the
-    // one it applies, in slot 0 and (a packed edge step's second tile) slot 1; -1: none.
-    auto stats_step = [&](int64_t i, int slot) { return fused_stats_step(kPacked, i, slot); };
-    auto apply_step = [&](int64_t i, int slot) { return fused_apply_step(kPacked, fp.lag, fp.steps, i, slot); };
-    auto step_tiles = [&](int64_t i, int slot, bool& do_s, bool& do_a, int64_t& ts_i, int64_t& ta_i) {
-        const int64_t js = stats_step(i, slot), ja = apply_step(i, slot);
+    // The schedule (bn_fused_tiles.hpp): the tiles launch step i sums and applies.
+    auto step_tiles = [&](int64_t i, bool& do_s, bool& do_a, int64_t& ts_i, int64_t& ta_i) {
+        const int64_t js = fused_stats_step(i), ja = fused_apply_step(fp.lag, i);
         ts_i = js * P + blockIdx.x;
         ta_i = ja * P + blockIdx.x;
-        do_s = js >= 0 && ts_i < tiles;
+        do_s = ts_i < tiles;
         do_a = ja >= 0 && ta_i < tiles;
     };
     if (warp == kWarps) {
@@ -1664,7 +1648,7 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         // into slot i % 2 (its channel's statistics are at least one step old, so the wait
         // is short and never on this step's tiles). After it: the step's statistics sums
         // (the workers' slot i % 2) stored at the tile's index, stamped or counted in its
-        // channel (a release; fused_stamped). A packed edge step's second tile uses slot 2.
+        // channel (a release; fused_stamped).
         // The coefficients of apply tile ta_i into sh_fwd / sh_bwd[cs].
         auto coefficients = [&](int64_t ta_i, int cs) {
             const FusedTile ta = fused_tile(fp, static_cast<uint32_t>(ta_i));
@@ -1750,15 +1734,10 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
             const int par = static_cast<int>(i & 1);
             bool do_s, do_a;
             int64_t ts_i, ta_i;
-            for (int slot = 0; slot < kSlots; ++slot) {
-                step_tiles(i, slot, do_s, do_a, ts_i, ta_i);
-                if (do_a) coefficients(ta_i, slot == 0 ? par : 2);
-            }
+            step_tiles(i, do_s, do_a, ts_i, ta_i);
+            if (do_a) coefficients(ta_i, par);
             named_barrier_sync(1, kThreads);
-            for (int slot = 0; slot < kSlots; ++slot) {
-                step_tiles(i, slot, do_s, do_a, ts_i, ta_i);
-                if (do_s) publish(ts_i, slot == 0 ? par : 2);
-            }
+            if (do_s) publish(ts_i, par);
         }
         return;
     }
@@ -1769,81 +1748,66 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         const int par = static_cast<int>(i & 1);
         bool do_s, do_a;
         int64_t ts_i, ta_i;
+        step_tiles(i, do_s, do_a, ts_i, ta_i);
         if (fp.prefetch > 0 && warp == 0) {
             // The L2 asked for the tiles of steps i + 1 .. i + prefetch at step 0, then for
             // step i + prefetch's at step i.
             for (int64_t k = i == 0 ? 1 : fp.prefetch; k <= fp.prefetch; ++k) {
-                const int64_t tp = stats_step(i + k, 0) * P + blockIdx.x;
+                const int64_t tp = fused_stats_step(i + k) * P + blockIdx.x;
                 if (tp < tiles)
                     fused_prefetch_tile<T, V, kBwd>(io, fp, fused_tile(fp, static_cast<uint32_t>(tp)), has_act, lane);
             }
         }
-        // Statistics of tile ts (two at a packed first step): rounds of U vectors a thread,
-        // all loads of a round issued before any is used.
-#pragma unroll 1
-        for (int slot = 0; slot < kSlots; ++slot) {
-            step_tiles(i, slot, do_s, do_a, ts_i, ta_i);
-            if (slot == 1 && !do_s) break;
-            double acc_a = 0.0, acc_b = 0.0;
-            if (do_s) {
-                const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
-                const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
-                for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
-                    uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
-                    fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
-                    C fa = 0, fb = 0;
+        // Statistics of tile ts: rounds of U vectors a thread, all loads of a round issued
+        // before any is used.
+        double acc_a = 0.0, acc_b = 0.0;
+        if (do_s) {
+            const FusedTile ts = fused_tile(fp, static_cast<uint32_t>(ts_i));
+            const C center = kBwd ? static_cast<C>(bwd_mean<C>(g, bf, ts.c)) : Io<T>::in(io.x[ts.base]);
+            for (int64_t vb = ts.v0 + threadIdx.x; vb < ts.v1; vb += U * kW) {
+                uint4 xv[U], dv[U], yv[U];  // raw: 16-bit elements unpacked would take 8 registers
+                fused_load_round<T, V, U, kBwd, false, kPlain>(io, fp, ts, vb, has_act, xv, dv, yv);
+                C fa = 0, fb = 0;
 #pragma unroll
-                    for (int u = 0; u < U; ++u)
-                        if (vb + u * kW < ts.v1) {
+                for (int u = 0; u < U; ++u)
+                    if (vb + u * kW < ts.v1) {
 #pragma unroll
-                            for (int e = 0; e < V; ++e)
-                                contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
-                                                 (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
-                                                 center, fa, fb);
-                        }
-                    acc_a += fa;
-                    acc_b += fb;
-                }
-            }
-            acc_a = warp_sum(acc_a);
-            acc_b = warp_sum(acc_b);
-            if (lane == 0) {
-                sh_red[slot == 0 ? par : 2][0][warp] = acc_a;
-                sh_red[slot == 0 ? par : 2][1][warp] = acc_b;
+                        for (int e = 0; e < V; ++e)
+                            contrib<C, kBwd>(elem_in<T, V>(xv[u], e), kBwd ? elem_in<T, V>(dv[u], e) : C(0),
+                                             (kBwd && has_act) ? elem_in<T, V>(yv[u], e) : C(0), has_act, io.act,
+                                             center, fa, fb);
+                    }
+                acc_a += fa;
+                acc_b += fb;
             }
         }
+        acc_a = warp_sum(acc_a);
+        acc_b = warp_sum(acc_b);
+        if (lane == 0) {
+            sh_red[par][0][warp] = acc_a;
+            sh_red[par][1][warp] = acc_b;
+        }
         // The apply's first round of loads, in flight across the barrier.
-        step_tiles(i, 0, do_s, do_a, ts_i, ta_i);
         const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
         uint4 xa[U], da[U], ya[U];
         const int64_t va = ta.v0 + threadIdx.x;
         if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
         named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
-        // The apply of tile ta (and at a packed last step of a second, its coefficients in sh_*[2]).
-#pragma unroll 1
-        for (int slot = 0; slot < kSlots; ++slot) {
-            FusedTile tl = ta;
-            if (slot == 1) {
-                step_tiles(i, 1, do_s, do_a, ts_i, ta_i);
-                if (do_a) tl = fused_tile(fp, static_cast<uint32_t>(ta_i));
-            }
-            if (!do_a) continue;
-            FwdCoef<C> kf{};
-            BwdCoef<C> kb{};
-            if constexpr (kBwd)
-                kb = sh_bwd[slot == 0 ? par : 2];
-            else
-                kf = sh_fwd[slot == 0 ? par : 2];
-            for (int64_t vb = tl.v0 + threadIdx.x; vb < tl.v1; vb += U * kW) {
-                if (slot == 1 || vb != va)
-                    fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, tl, vb, false, xa, da, ya);
-                for_round<V, U, kPlain>(fp, tl, vb, [&](int u, int64_t off) {
-                    if constexpr (!kBwd)
-                        fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
-                    else
-                        bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
-                });
-            }
+        if (!do_a) continue;
+        FwdCoef<C> kf{};
+        BwdCoef<C> kb{};
+        if constexpr (kBwd)
+            kb = sh_bwd[par];
+        else
+            kf = sh_fwd[par];
+        for (int64_t vb = va; vb < ta.v1; vb += U * kW) {
+            if (vb != va) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, vb, false, xa, da, ya);
+            for_round<V, U, kPlain>(fp, ta, vb, [&](int u, int64_t off) {
+                if constexpr (!kBwd)
+                    fwd_apply_vec<T, V, kPlain>(io, kf, off, as_vec(xa[u]));
+                else
+                    bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
+            });
         }
     }
 }
@@ -2462,9 +2426,9 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
 
 // Blocks an SM of one fused_nchw instance, asked once and only for an instance that runs
 // (the query loads its module).
-template <class T, int V, bool kBwd, bool kPlain, bool kPacked>
+template <class T, int V, bool kBwd, bool kPlain>
 int fused_blocks_per_sm() {
-    static const int n = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain, kPacked>, 0);
+    static const int n = blocks_per_sm(fused_nchw<T, V, kBwd, kPlain>, 0);
     return n;
 }
 
@@ -2476,10 +2440,8 @@ template <class T, int V, bool kBwd, bool kPlain>
 Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, char* ws,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
-    const bool packed = fused_packed() && fused_lag() == 2;
-    auto fn = packed ? fused_nchw<T, V, kBwd, kPlain, true> : fused_nchw<T, V, kBwd, kPlain, false>;
-    const int per_sm = packed ? fused_blocks_per_sm<T, V, kBwd, kPlain, true>()
-                              : fused_blocks_per_sm<T, V, kBwd, kPlain, false>();
+    auto fn = fused_nchw<T, V, kBwd, kPlain>;
+    const int per_sm = fused_blocks_per_sm<T, V, kBwd, kPlain>();
     if (per_sm == 0) return Status::ok();
     FusedPlan fp;
     fp.cs = g.c * g.s;
@@ -2496,7 +2458,7 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     // Progress needs a channel's tiles within two steps (fused_tiles keeps Q <= the plan's
     // grid); a device that runs fewer blocks at once takes three passes.
     if (fp.Q > grid) return Status::ok();
-    fp.steps = static_cast<int>(fused_launch_steps(packed, fp.lag, ceil_div(tiles, grid)));
+    fp.steps = static_cast<int>(fused_launch_steps(fp.lag, ceil_div(tiles, grid)));
     unsigned* counters = reinterpret_cast<unsigned*>(ws + pl.off_sync);
     fp.stamped = fused_stamped();
     fp.init = fused_init_in_kernel();
@@ -2681,12 +2643,23 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
     });
 }
 
-// Whether packed NCHW training and backward run channel_nchw where a channel fits a block
-// (ODNN_BN_CHANNEL=on; opt-in until measured on a GPU), and the most bytes a channel of
-// one tensor may have for it (ODNN_BN_CHANNEL_BYTES; a tuning knob).
-bool channel_wanted() {
+// Where packed NCHW training and backward run channel_nchw, among the launches whose
+// channel fits a block (ODNN_BN_CHANNEL: =on everywhere, =off nowhere; tuning knobs the
+// GPU suite runs). By default where it measured faster than the fused launch or three
+// passes (H100, bench/bn_nchw_sizes.txt and bn_nchw_batch64.txt, docs/PERFORMANCE.md):
+// - C at most the SMs (one block an SM, a single wave): 8x64x56x56 bf16 forward 0.73x
+//   the time, backward 0.90x;
+// - the backward where its instance holds a channel without spilling, 4-byte and wider
+//   types and scalar 16-bit vectors: f32 14x14 0.81-0.85x, 7x7 0.82-0.83x. The 16-bit
+//   vector backward instances spill and measured 1.19-1.27x slower at C >= 512, and
+//   the forward at C >= 512 level to 1.15x slower (its chain of loads, block reduction,
+//   finish and apply is serial in each block, and a few blocks an SM are resident).
+bool channel_chosen(bool bwd, size_t elem_bytes, int vec, int64_t c) {
     static const bool on = core::knob_is("ODNN_BN_CHANNEL", "on");
-    return on;
+    static const bool off = core::knob_is("ODNN_BN_CHANNEL", "off");
+    if (off) return false;
+    if (on || c <= sm_count()) return true;
+    return bwd && (elem_bytes >= 4 || vec == 1);
 }
 int64_t channel_max_bytes() {
     static const int64_t m = clamp64(core::knob_long("ODNN_BN_CHANNEL_BYTES", int64_t{64} << 10), 0, int64_t{1} << 30);
@@ -2713,7 +2686,7 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     return Status::ok();
 }
 
-// Launches channel_nchw where it applies (packed NCHW, a channel of at most
+// Launches channel_nchw where it applies (packed NCHW, channel_chosen, a channel of at most
 // channel_max_bytes() a tensor that fits a block); *done stays false, and nothing is
 // launched, where it does not.
 template <class T, bool kBwd>
@@ -2721,7 +2694,7 @@ Status launch_channel(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
     *done = false;
-    if (pl.layout != Layout::nchw || !channel_wanted() ||
+    if (pl.layout != Layout::nchw || !channel_chosen(kBwd, sizeof(T), vec, g.c) ||
         g.n * g.s * static_cast<int64_t>(sizeof(T)) > channel_max_bytes())
         return Status::ok();
     return with_vec<T>(vec, [&](auto v) {

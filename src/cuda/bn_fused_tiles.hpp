@@ -35,23 +35,12 @@ inline int fused_tiles(int64_t c, int64_t nvec, int64_t round, int64_t grid, int
 }
 
 // The launch's schedule. Statistics step j is tiles j grid .. j grid + grid - 1 (block b
-// takes tile j grid + b). Unpacked, launch step i sums statistics step i and applies
-// step i - lag. Packed (lag 2), step 0 sums statistics steps 0 and 1, step i > 0 sums
-// i + 1 and applies i - 1, and the last step also applies itself: two steps fewer, a
-// tile applied at most two steps after it is summed, and every apply after the steps
-// that sum its channel (the unit tests check both). Slot 1 is an edge step's second
-// tile; -1: none.
-ODNN_HD int64_t fused_stats_step(bool packed, int64_t i, int slot) {
-    if (!packed) return slot == 0 ? i : -1;
-    return slot == 0 ? (i == 0 ? 0 : i + 1) : (i == 0 ? 1 : -1);
-}
-ODNN_HD int64_t fused_apply_step(bool packed, int lag, int64_t steps, int64_t i, int slot) {
-    if (!packed) return slot == 0 ? i - lag : -1;
-    return slot == 0 ? i - 1 : (i == steps - 1 ? i : -1);
-}
+// takes tile j grid + b); launch step i sums statistics step i and applies step i - lag
+// (none where negative), so every apply comes after the steps that sum its channel (the
+// unit tests check it).
+ODNN_HD int64_t fused_stats_step(int64_t i) { return i; }
+ODNN_HD int64_t fused_apply_step(int lag, int64_t i) { return i - lag; }
 // Launch steps for stat_steps statistics steps (>= 1).
-ODNN_HD int64_t fused_launch_steps(bool packed, int lag, int64_t stat_steps) {
-    return packed ? (stat_steps > 2 ? stat_steps : 2) : stat_steps + lag;
-}
+ODNN_HD int64_t fused_launch_steps(int lag, int64_t stat_steps) { return stat_steps + lag; }
 
 }  // namespace odnn::cuda
