@@ -2649,11 +2649,13 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
 // passes (H100, bench/bn_nchw_sizes.txt and bn_nchw_batch64.txt, docs/PERFORMANCE.md):
 // - C at most the SMs (one block an SM, a single wave): 8x64x56x56 bf16 forward 0.73x
 //   the time, backward 0.90x;
-// - the backward where its instance holds a channel without spilling, 4-byte and wider
-//   types and scalar 16-bit vectors: f32 14x14 0.81-0.85x, 7x7 0.82-0.83x. The 16-bit
-//   vector backward instances spill and measured 1.19-1.27x slower at C >= 512, and
-//   the forward at C >= 512 level to 1.15x slower (its chain of loads, block reduction,
-//   finish and apply is serial in each block, and a few blocks an SM are resident).
+// - the backward of 4-byte and wider types and of scalar 16-bit vectors: f32 14x14
+//   0.81-0.85x, 7x7 f32 and bf16 0.82-0.83x.
+// Its time follows the element count more than the bytes (32x1024x14x14 backward: bf16
+// 0.0424 ms, f32 0.0426): each block's chain of loads, block reduction, finish and
+// apply is serial, and a few blocks an SM are resident. So the 16-bit vector backward
+// lost 1.19-1.27x to three passes and the fused launch, which move half the bytes,
+// and the forward at C >= 512 was level to 1.15x slower.
 bool channel_chosen(bool bwd, size_t elem_bytes, int vec, int64_t c) {
     static const bool on = core::knob_is("ODNN_BN_CHANNEL", "on");
     static const bool off = core::knob_is("ODNN_BN_CHANNEL", "off");
