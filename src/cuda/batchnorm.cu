@@ -1323,7 +1323,7 @@ __global__ void __launch_bounds__(kThreads)
 // ms; f32 backward 0.499-0.502 -> 0.689-0.692): a block's step then waits for every
 // block of the step before, with no slack between them (docs/PERFORMANCE.md).
 // Packed edges (the first step summing two steps' tiles and the last applying two, so
-// max(S, 2) steps instead of S + 2) measured 1-5% slower on the H100 at every shape
+// max(S, 2) steps instead of S + 2) measured level to 11% slower on the H100 at every shape
 // tried and were taken out (docs/PERFORMANCE.md).
 
 struct FusedPlan {
