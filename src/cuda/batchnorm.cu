@@ -2757,36 +2757,45 @@ public:
     Status execute(const core::Handle& h, const core::BnFwdTrainingProblem& p) const override {
         const Plan pl = plan(p);
         DeviceScratch scratch;
-        char* ws = nullptr;
-        ODNN_RETURN_IF_ERROR(workspace_of(pl, p.workspace, p.caller_workspace, scratch, h.stream, &ws));
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;
             const NormGeometry& g = p.k.g;
-            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
-            const FwdFinish<C> ff{p.x_data,     static_cast<int>(p.k.dtype),
-                                  strides_of(p.x), param_io(p.k, p.scale_bias, p.mean_var),
-                                  p.scale,      p.bias,
-                                  p.running_mean, p.running_var,
-                                  p.save_mean,  p.save_inv_var,
-                                  p.factor,     p.k.epsilon,
-                                  nullptr,      nullptr,
-                                  coef,         coef + pl.F,
-                                  coef + 2 * pl.F, coef + 4 * pl.F};
+            // The coefficient arrays (in the workspace) are set below: one block a channel
+            // takes no workspace, so none is allocated for it.
+            FwdFinish<C> ff{p.x_data,     static_cast<int>(p.k.dtype),
+                            strides_of(p.x), param_io(p.k, p.scale_bias, p.mean_var),
+                            p.scale,      p.bias,
+                            p.running_mean, p.running_var,
+                            p.save_mean,  p.save_inv_var,
+                            p.factor,     p.k.epsilon,
+                            nullptr,      nullptr,
+                            nullptr,      nullptr,
+                            nullptr,      nullptr};
+            const FusedIo<T> io{static_cast<const T*>(p.x_data), static_cast<const T*>(p.z_data), nullptr,
+                                nullptr, static_cast<T*>(p.y_data), nullptr, static_cast<int>(p.k.ops), p.k.act,
+                                static_cast<C>(p.out.alpha), static_cast<C>(p.out.beta)};
+            const int io_vec = pl.layout == Layout::nchw ? choose_vec<T>(pl, g, {p.x_data, p.z_data, p.y_data}) : 1;
             if (pl.layout == Layout::nchw) {
-                const FusedIo<T> io{static_cast<const T*>(p.x_data), static_cast<const T*>(p.z_data), nullptr,
-                                    nullptr, static_cast<T*>(p.y_data), nullptr, static_cast<int>(p.k.ops), p.k.act,
-                                    static_cast<C>(p.out.alpha), static_cast<C>(p.out.beta)};
-                const int vec = choose_vec<T>(pl, g, {p.x_data, p.z_data, p.y_data});
                 bool done = false;
-                ODNN_RETURN_IF_ERROR((launch_channel<T, false>(pl, g, io, ResidentSaved{}, vec, ff, BwdFinish<C>{},
-                                                               h.stream, &done)));
+                ODNN_RETURN_IF_ERROR((launch_channel<T, false>(pl, g, io, ResidentSaved{}, io_vec, ff,
+                                                               BwdFinish<C>{}, h.stream, &done)));
                 if (done) return launched(name());
+            }
+            char* ws = nullptr;
+            ODNN_RETURN_IF_ERROR(workspace_of(pl, p.workspace, p.caller_workspace, scratch, h.stream, &ws));
+            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
+            ff.coef_a = coef;
+            ff.coef_m = coef + pl.F;
+            ff.coef_b = coef + 2 * pl.F;
+            ff.coef_ml = coef + 4 * pl.F;
+            if (pl.layout == Layout::nchw) {
+                bool done = false;
                 ODNN_RETURN_IF_ERROR(
-                    (launch_fused<T, false>(pl, g, io, vec, ws, ff, BwdFinish<C>{}, h.stream, &done)));
+                    (launch_fused<T, false>(pl, g, io, io_vec, ws, ff, BwdFinish<C>{}, h.stream, &done)));
                 if (done) return launched(name());
-                ODNN_RETURN_IF_ERROR((launch_resident<T, false>(pl, g, io, ResidentSaved{}, vec, ff, BwdFinish<C>{},
-                                                                h.stream, &done)));
+                ODNN_RETURN_IF_ERROR((launch_resident<T, false>(pl, g, io, ResidentSaved{}, io_vec, ff,
+                                                                BwdFinish<C>{}, h.stream, &done)));
                 if (done) return launched(name());
             }
             const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
@@ -2814,31 +2823,23 @@ public:
     Status execute(const core::Handle& h, const core::BnBackwardProblem& p) const override {
         const Plan pl = plan(p);
         DeviceScratch scratch;
-        char* ws = nullptr;
-        ODNN_RETURN_IF_ERROR(workspace_of(pl, p.workspace, p.caller_workspace, scratch, h.stream, &ws));
         return with_float_type(p.k.dtype, [&](auto tag) -> Status {
             using T = typename decltype(tag)::type;
             using C = typename Io<T>::C;
             const NormGeometry& g = p.k.g;
-            const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
             const ParamIo pio = param_io(p.k, p.scale_bias, p.mean_var);
-            double* mean = reinterpret_cast<double*>(ws + pl.off_mean);
-            double* istd = reinterpret_cast<double*>(ws + pl.off_istd);
-            StatsArgs a{};
-            a.x = p.x_data;
-            a.xs = strides_of(p.x);
-            a.part_a = reinterpret_cast<double*>(ws + pl.off_a);
-            a.part_b = reinterpret_cast<double*>(ws + pl.off_b);
             const bool has_act = p.k.ops != NormOps::norm;
             const int vec = pl.layout == Layout::generic
                                 ? 1
                                 : choose_vec<T>(pl, g, {p.x_data, p.dy_data, has_act ? p.y_data : nullptr, p.dx_data,
                                                         p.k.ops == NormOps::add_act ? p.dz_data : nullptr});
-            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
-            const BwdFinish<C> bf{mean,          istd,           pio,         p.scale,
-                                  p.dscale,      p.dbias,        p.param.alpha, p.param.beta,
-                                  coef,          coef + pl.F,    coef + 2 * pl.F, coef + 3 * pl.F,
-                                  coef + 4 * pl.F};
+            // The statistics and coefficient arrays (in the workspace) are set below: one
+            // block a channel and the resident launch take no workspace, so none is
+            // allocated for them.
+            BwdFinish<C> bf{nullptr,       nullptr,        pio,         p.scale,
+                            p.dscale,      p.dbias,        p.param.alpha, p.param.beta,
+                            nullptr,       nullptr,        nullptr,     nullptr,
+                            nullptr};
             const int ops = static_cast<int>(p.k.ops);
             const C alpha = static_cast<C>(p.data.alpha), beta = static_cast<C>(p.data.beta);
             const T* x = static_cast<const T*>(p.x_data);
@@ -2859,6 +2860,24 @@ public:
                     (launch_resident<T, true>(pl, g, io, sv, vec, FwdFinish<C>{}, bf, h.stream, &done)));
                 if (done) return launched(name());
             }
+            char* ws = nullptr;
+            ODNN_RETURN_IF_ERROR(workspace_of(pl, p.workspace, p.caller_workspace, scratch, h.stream, &ws));
+            double* mean = reinterpret_cast<double*>(ws + pl.off_mean);
+            double* istd = reinterpret_cast<double*>(ws + pl.off_istd);
+            C* coef = reinterpret_cast<C*>(ws + pl.off_coef);
+            bf.mean_in = mean;
+            bf.istd_in = istd;
+            bf.coef_a = coef;
+            bf.coef_b = coef + pl.F;
+            bf.coef_c = coef + 2 * pl.F;
+            bf.coef_m = coef + 3 * pl.F;
+            bf.coef_ml = coef + 4 * pl.F;
+            const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
+            StatsArgs a{};
+            a.x = p.x_data;
+            a.xs = strides_of(p.x);
+            a.part_a = reinterpret_cast<double*>(ws + pl.off_a);
+            a.part_b = reinterpret_cast<double*>(ws + pl.off_b);
             if (pl.fused && p.saved_mean) {
                 // The fused launch reads the saved statistics itself (no load_saved launch).
                 BwdFinish<C> direct = bf;
