@@ -2250,6 +2250,17 @@ struct StatsArgs {
     double* part_b;
 };
 
+// The statistics pass's arguments over x (the backward adds dy, y and the mean), its
+// partial sums in the workspace ws.
+StatsArgs x_stats_args(const Plan& pl, const void* x, const TensorDesc& xd, char* ws) {
+    StatsArgs a{};
+    a.x = x;
+    a.xs = strides_of(xd);
+    a.part_a = reinterpret_cast<double*>(ws + pl.off_a);
+    a.part_b = reinterpret_cast<double*>(ws + pl.off_b);
+    return a;
+}
+
 template <class T, bool kBwd, int V>
 void launch_stats_v(const Plan& pl, const NormGeometry& g, const StatsArgs& a, cudaStream_t s) {
     const T* x = static_cast<const T*>(a.x);
@@ -2799,11 +2810,7 @@ public:
                 if (done) return launched(name());
             }
             const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
-            StatsArgs a{};
-            a.x = p.x_data;
-            a.xs = strides_of(p.x);
-            a.part_a = reinterpret_cast<double*>(ws + pl.off_a);
-            a.part_b = reinterpret_cast<double*>(ws + pl.off_b);
+            const StatsArgs a = x_stats_args(pl, p.x_data, p.x, ws);
             const int vec = pl.layout == Layout::generic ? 1 : choose_vec<T>(pl, g, {p.x_data});
             launch_stats<T, false>(pl, g, a, vec, h.stream);
             finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, ff);
@@ -2873,11 +2880,7 @@ public:
             bf.coef_m = coef + 3 * pl.F;
             bf.coef_ml = coef + 4 * pl.F;
             const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
-            StatsArgs a{};
-            a.x = p.x_data;
-            a.xs = strides_of(p.x);
-            a.part_a = reinterpret_cast<double*>(ws + pl.off_a);
-            a.part_b = reinterpret_cast<double*>(ws + pl.off_b);
+            StatsArgs a = x_stats_args(pl, p.x_data, p.x, ws);
             if (pl.fused && p.saved_mean) {
                 // The fused launch reads the saved statistics itself (no load_saved launch).
                 BwdFinish<C> direct = bf;
