@@ -44,9 +44,14 @@ struct NormGeometry {
     ODNN_HD int64_t count() const { return per_channel ? n * s : n; }
 
     // Offset of spatial position `sp` (row-major over sdims) with the strides st[2..].
+    // Unrolled over every possible dimension, so that sdims and st are indexed by constants
+    // only: indexed by a run-time d, a kernel copied its whole geometry (and strides) to
+    // local memory at entry in every thread, even where this path never ran (ODNN_UNROLL).
     ODNN_HD int64_t spatial_offset(int64_t sp, const int64_t* st) const {
         int64_t off = 0;
-        for (int d = nb_spatial - 1; d >= 0; --d) {
+        ODNN_UNROLL
+        for (int d = kDimMax - 3; d >= 0; --d) {
+            if (d >= nb_spatial) continue;
             off += (sp % sdims[d]) * st[d + 2];
             sp /= sdims[d];
         }
