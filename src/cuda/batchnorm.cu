@@ -964,6 +964,92 @@ __global__ void finalize_backward(NormGeometry g, const double* __restrict__ par
     o.coef_ml[f] = k.ml;
 }
 
+// ---- Statistics and finish: packed NCHW, one block a channel ----
+//
+// Where the NCHW plan sums each channel in one block (P = 1: C >= 1024, or few elements a
+// channel: the 14 x 14 and 7 x 7 planes), that block finishes its channel as well, so the
+// three-pass forms become two launches: the forward's side outputs and apply coefficients
+// (finalize_forward's work), the backward's dscale, dbias and coefficients
+// (finalize_backward's), with the backward's mean and inverse std read in place from the
+// caller's saved arrays or the workspace (load_saved's). Under ncu at 32x1024x14x14 bf16
+// on the H100 those launches took 6.5 us (finalize_forward: 4 blocks, a serial chain a
+// thread), 5.0 (finalize_backward) and 3.8 (load_saved). With the finish in the
+// statistics launch (odnn bench, bench/bn_nchw_sizes.txt, ms): 32x1024x14x14 forward bf16
+// 0.0290 -> 0.0236, f32 0.0380 -> 0.0358, backward bf16 0.0393 -> 0.0328; 32x2048x7x7
+// forward f32 0.0370 -> 0.0341, bf16 0.0339 -> 0.0305 (where the one-block-a-channel
+// launch does not take them first). ODNN_BN_STATS_FINISH=off keeps the separate launches
+// (the GPU suite runs both).
+//
+// The launch bound keeps stats_nchw's occupancy: unbounded, the finish's code took the
+// forward from 32 registers to 48-60 (eight blocks an SM to four or five, so the 1024
+// blocks of 32x1024x14x14 ran in two waves, not one). Bounded, the forward's extra
+// registers spill in thread 0's finish, after the loop (the SASS of the bf16 V = 4
+// instance). The bounds follow stats_nchw's registers (scripts/sass.py): the forward and
+// the 2- and 4-byte backward vectors 32 or fewer, the 8- and 16-byte ones 46-63, the
+// 16-byte 16-bit ones 69-120.
+template <class T, int V, bool kBwd>
+constexpr int stats_finish_blocks() {
+    constexpr int bytes = V * static_cast<int>(sizeof(T));
+    if (!kBwd || bytes <= 4) return 8;
+    return (bytes >= 16 && sizeof(T) == 2) ? 2 : 4;
+}
+
+bool stats_finish_wanted() {
+    static const bool off = core::knob_is("ODNN_BN_STATS_FINISH", "off");
+    return !off;
+}
+
+template <class T, int V, bool kBwd>
+__global__ void __launch_bounds__(kThreads, (stats_finish_blocks<T, V, kBwd>()))
+    stats_finish_nchw(NormGeometry g, const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ y,
+                      bool has_act, NormActivation act, FastDiv fd_s, int64_t nvec, FwdFinish<typename Io<T>::C> ff,
+                      BwdFinish<typename Io<T>::C> bf) {
+    using C = typename Io<T>::C;
+    const int64_t c = blockIdx.x;
+    const uint32_t s = static_cast<uint32_t>(g.s);
+    // Thread 0's parameters first, in flight with the other warps' data, and parked in
+    // shared memory rather than held in registers through the loop.
+    __shared__ FwdParamBits sh_pb;
+    __shared__ uint64_t sh_istd, sh_sc;
+    double mean = 0.0;
+    int stat_dt = 0;
+    if constexpr (!kBwd) {
+        if (threadIdx.x == 0) sh_pb = fwd_param_bits<C>(g, ff, c, true);
+    } else {
+        uint64_t mean_bits = 0, istd_bits = 0;
+        bwd_stat_bits<C>(g, bf, c, &mean_bits, &istd_bits, &stat_dt);  // every thread: the centre
+        mean = bits_value(mean_bits, stat_dt);
+        if (threadIdx.x == 0) {
+            sh_istd = istd_bits;
+            sh_sc = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, c), bf.pio.dtype);
+        }
+    }
+    const T* xc = x + c * s;
+    const C center = kBwd ? static_cast<C>(mean) : Io<T>::in(xc[0]);
+    double acc_a = 0.0, acc_b = 0.0;
+    stats_nchw_slice<T, V, kBwd>(xc, kBwd ? dy + c * s : nullptr, (kBwd && has_act) ? y + c * s : nullptr, has_act,
+                                 act, center, g.c * g.s, s, fd_s, 0, nvec, acc_a, acc_b);
+    block_sum2(acc_a, acc_b);
+    if (threadIdx.x != 0) return;
+    if constexpr (!kBwd) {
+        const FwdCoef<C> k = finish_forward<C>(g, ff, c, fwd_params_of<C>(ff, sh_pb), acc_a, acc_b, true);
+        if (ff.coef_a) {
+            ff.coef_a[c] = k.a;
+            ff.coef_m[c] = k.m;
+            ff.coef_b[c] = k.b;
+            ff.coef_ml[c] = k.ml;
+        }
+    } else {
+        const BwdCoef<C> k = finish_backward_at<C>(g, bf, c, mean, bits_value(sh_istd, stat_dt),
+                                                   bits_value(sh_sc, bf.pio.dtype), acc_a, acc_b, true);
+        bf.coef_a[c] = k.a;
+        bf.coef_b[c] = k.b;
+        bf.coef_c[c] = k.c;
+        bf.coef_m[c] = k.m;
+        bf.coef_ml[c] = k.ml;
+    }
+}
+
 // ---- Apply: packed layouts, vectors of V elements ----
 
 template <class C>
@@ -2286,6 +2372,21 @@ void launch_stats_v(const Plan& pl, const NormGeometry& g, const StatsArgs& a, c
     }
 }
 
+// The statistics pass with its finish in the same launch (stats_finish_nchw), where the
+// plan takes it: packed NCHW, one block a channel.
+bool stats_finish_applies(const Plan& pl) { return pl.layout == Layout::nchw && pl.P == 1 && stats_finish_wanted(); }
+
+template <class T, bool kBwd>
+void launch_stats_finish(const NormGeometry& g, const StatsArgs& a, int vec, const FwdFinish<typename Io<T>::C>& ff,
+                         const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s) {
+    with_vec<T>(vec, [&](auto v) {
+        constexpr int V = decltype(v)::value;
+        stats_finish_nchw<T, V, kBwd><<<static_cast<unsigned>(g.c), kThreads, 0, s>>>(
+            g, static_cast<const T*>(a.x), static_cast<const T*>(a.dy), static_cast<const T*>(a.y), a.has_act, a.act,
+            FastDiv(static_cast<uint32_t>(g.s)), g.n * g.s / V, ff, bf);
+    });
+}
+
 template <class T, bool kBwd>
 void launch_stats(const Plan& pl, const NormGeometry& g, const StatsArgs& a, int vec, cudaStream_t s) {
     const T* x = static_cast<const T*>(a.x);
@@ -2660,19 +2761,22 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
 // passes (H100, bench/bn_nchw_sizes.txt and bn_nchw_batch64.txt, docs/PERFORMANCE.md):
 // - C at most the SMs (one block an SM, a single wave): 8x64x56x56 bf16 forward 0.73x
 //   the time, backward 0.90x;
+// - the forward where a channel holds at most kChannelFwdElems elements: 32x1024x14x14
+//   f32 0.91x, bf16 0.83x; 32x2048x7x7 f32 0.69x, bf16 0.81x (against three passes whose
+//   statistics launch finishes each channel). At 64x1024x14x14 (12544 elements) bf16 it
+//   took 1.18x, f32 0.97x; at 32x512x28x28 it was level;
 // - the backward of 4-byte and wider types and of scalar 16-bit vectors: f32 14x14
 //   0.81-0.85x, 7x7 f32 and bf16 0.82-0.83x.
-// Its time follows the element count more than the bytes (32x1024x14x14 backward: bf16
-// 0.0424 ms, f32 0.0426): each block's chain of loads, block reduction, finish and
-// apply is serial, and a few blocks an SM are resident. So the 16-bit vector backward
-// lost 1.19-1.27x to three passes and the fused launch, which move half the bytes,
-// and the forward at C >= 512 was level to 1.15x slower.
-bool channel_chosen(bool bwd, size_t elem_bytes, int vec, int64_t c) {
+// The 16-bit vector backward took 1.12x (32x1024x14x14) to 1.27x three passes' time
+// and the fused launch's, which keep more blocks resident.
+constexpr int64_t kChannelFwdElems = 8192;
+bool channel_chosen(bool bwd, size_t elem_bytes, int vec, int64_t c, int64_t elems) {
     static const bool on = core::knob_is("ODNN_BN_CHANNEL", "on");
     static const bool off = core::knob_is("ODNN_BN_CHANNEL", "off");
     if (off) return false;
     if (on || c <= sm_count()) return true;
-    return bwd && (elem_bytes >= 4 || vec == 1);
+    if (!bwd) return elems <= kChannelFwdElems;
+    return elem_bytes >= 4 || vec == 1;
 }
 int64_t channel_max_bytes() {
     static const int64_t m = clamp64(core::knob_long("ODNN_BN_CHANNEL_BYTES", int64_t{64} << 10), 0, int64_t{1} << 30);
@@ -2707,7 +2811,7 @@ Status launch_channel(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
     *done = false;
-    if (pl.layout != Layout::nchw || !channel_chosen(kBwd, sizeof(T), vec, g.c) ||
+    if (pl.layout != Layout::nchw || !channel_chosen(kBwd, sizeof(T), vec, g.c, g.n * g.s) ||
         g.n * g.s * static_cast<int64_t>(sizeof(T)) > channel_max_bytes())
         return Status::ok();
     return with_vec<T>(vec, [&](auto v) {
@@ -2812,8 +2916,12 @@ public:
             const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
             const StatsArgs a = x_stats_args(pl, p.x_data, p.x, ws);
             const int vec = pl.layout == Layout::generic ? 1 : choose_vec<T>(pl, g, {p.x_data});
-            launch_stats<T, false>(pl, g, a, vec, h.stream);
-            finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, ff);
+            if (stats_finish_applies(pl)) {
+                launch_stats_finish<T, false>(g, a, vec, ff, BwdFinish<C>{}, h.stream);
+            } else {
+                launch_stats<T, false>(pl, g, a, vec, h.stream);
+                finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, ff);
+            }
             launch_apply_forward<T>(pl, p.k, p.x, p.x_data, p.z, p.z_data, p.y, p.y_data, coef, p.out, h.stream);
             return launched(name());
         });
@@ -2891,11 +2999,14 @@ public:
                     (launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, direct, h.stream, &done)));
                 if (done) return launched(name());
             }
-            if (p.saved_mean) {
+            const bool finish = stats_finish_applies(pl);
+            if (p.saved_mean && finish) {
+                bf.saved_mean = p.saved_mean;  // read in place by the statistics launch
+                bf.saved_istd = p.saved_inv_var;
+            } else if (p.saved_mean) {
                 load_saved<<<feature_blocks(pl.F), kThreads, 0, h.stream>>>(g, pio, p.saved_mean, p.saved_inv_var,
                                                                             mean, istd);
             } else {
-                launch_stats<T, false>(pl, g, a, vec, h.stream);
                 FwdFinish<C> mo{};
                 mo.x = p.x_data;
                 mo.x_dtype = static_cast<int>(p.k.dtype);
@@ -2905,7 +3016,12 @@ public:
                 mo.eps = p.k.epsilon;
                 mo.mean_out = mean;
                 mo.istd_out = istd;
-                finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, mo);
+                if (finish) {
+                    launch_stats_finish<T, false>(g, a, vec, mo, BwdFinish<C>{}, h.stream);
+                } else {
+                    launch_stats<T, false>(pl, g, a, vec, h.stream);
+                    finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, mo);
+                }
             }
             if (pl.fused && !p.saved_mean) {
                 bool done = false;
@@ -2919,8 +3035,12 @@ public:
             a.has_act = has_act;
             a.act = p.k.act;
             a.mean = mean;
-            launch_stats<T, true>(pl, g, a, vec, h.stream);
-            finalize_backward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, bf);
+            if (finish) {
+                launch_stats_finish<T, true>(g, a, vec, FwdFinish<C>{}, bf, h.stream);
+            } else {
+                launch_stats<T, true>(pl, g, a, vec, h.stream);
+                finalize_backward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, bf);
+            }
             if (pl.layout == Layout::generic) {
                 const int64_t total = g.n * g.c * g.s;
                 apply_backward_generic<T><<<grid_for(total), kThreads, 0, h.stream>>>(
