@@ -59,6 +59,18 @@ inline double dt_eps(cudnnDataType_t dt) {
     }
 }
 
+// The spacing of a type's values at zero (its smallest subnormal): an output that rounds
+// into that range is off by up to half of it whatever its relative error, so comparisons
+// of outputs stored in the type take it as an absolute floor.
+inline double dt_tiny(cudnnDataType_t dt) {
+    switch (dt) {
+        case CUDNN_DATA_HALF: return 0x1p-24;
+        case CUDNN_DATA_BFLOAT16: return 0x1p-133;
+        case CUDNN_DATA_FLOAT: return 0x1p-149;
+        default: return 0.0;
+    }
+}
+
 inline cudnnDataType_t parse_dt(const std::string& s) {
     if (s == "f64") return CUDNN_DATA_DOUBLE;
     if (s == "f16") return CUDNN_DATA_HALF;
