@@ -2148,7 +2148,7 @@ __device__ __forceinline__ void block_sum2_all(double& a, double& b) {
     b = tot[1];
 }
 
-template <class T, int V, bool kBwd, bool kPlain>
+template <class T, int V, bool kBwd, bool kPlain, bool kStream>
 __global__ void __launch_bounds__(kChannelMaxThreads)
     channel_nchw(NormGeometry g, ChannelPlan cp, FusedIo<T> io, ResidentSaved sv, FwdFinish<typename Io<T>::C> ff,
                  BwdFinish<typename Io<T>::C> bf) {
@@ -2162,7 +2162,13 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
     const int64_t B = blockDim.x;
     const bool has_act = kBwd && !kPlain && io.ops != 0;
     auto valid = [&](int r) { return tid + r * B < cp.nvec; };
-    auto offset = [&](int r) { return base + nchw_vec_offset<V>(tid + r * B, cp.cs, cp.s, cp.fd_s); };
+    auto at = [&](int64_t v) { return base + nchw_vec_offset<V>(v, cp.cs, cp.s, cp.fd_s); };
+    auto offset = [&](int r) { return at(tid + r * B); };
+    // kStream: vectors past the registers' R a thread (a channel over R * B vectors:
+    // launch_channel_v) are read again for each pass instead of held. A separate instance:
+    // the loops cost the others registers (the bf16 V = 4 forward 64 -> 73, a block less
+    // an SM).
+    const int64_t held = R * B;
     // The channel's parameters first (thread 0), in flight with the data.
     FwdParamBits pb{};
     uint64_t sc_bits = 0;
@@ -2180,25 +2186,38 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
             xr[r] = load_vec<T, V>(io.x + o);
             if constexpr (kBwd) dr[r] = load_vec<T, V>(io.dy + o);
         }
+    // One vector's contrib (the backward's: bwd) into fa / fb.
+    auto add = [&](bool bwd, C center, const VT& xv, const VT& dv, int64_t o, C& fa, C& fb) {
+        if (!bwd) {
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                contrib<C, false>(Io<T>::in(xv.v[e]), C(0), C(0), false, io.act, center, fa, fb);
+        } else {
+            VT yv{};
+            if (has_act) yv = load_vec<T, V>(io.y + o);
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                contrib<C, true>(Io<T>::in(xv.v[e]), Io<T>::in(dv.v[e]), has_act ? Io<T>::in(yv.v[e]) : C(0),
+                                 has_act, io.act, center, fa, fb);
+        }
+    };
     // The block's sums of contrib (the backward's: bwd), totals in every thread.
     auto sums = [&](bool bwd, C center, double& sa, double& sb) {
         C fa = 0, fb = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r)
-            if (valid(r)) {
-                if (!bwd) {
-#pragma unroll
-                    for (int e = 0; e < V; ++e)
-                        contrib<C, false>(Io<T>::in(xr[r].v[e]), C(0), C(0), false, io.act, center, fa, fb);
-                } else {
-                    VT yv{};
-                    if (has_act) yv = load_vec<T, V>(io.y + offset(r));
-#pragma unroll
-                    for (int e = 0; e < V; ++e)
-                        contrib<C, true>(Io<T>::in(xr[r].v[e]), Io<T>::in(dr[r].v[e]),
-                                         has_act ? Io<T>::in(yv.v[e]) : C(0), has_act, io.act, center, fa, fb);
-                }
+            if (valid(r)) add(bwd, center, xr[r], dr[r], offset(r), fa, fb);
+        // Braced: nvcc 13.0 drops the rest of a lambda after an unbraced discarded
+        // `if constexpr (false) for (...)` (a kernel with only that left compiled to a
+        // bare `ret`), and the kStream = false instances failed every case.
+        if constexpr (kStream) {
+            for (int64_t v = held + tid; v < cp.nvec; v += B) {
+                const int64_t o = at(v);
+                VT dv{};
+                if (bwd) dv = load_vec<T, V>(io.dy + o);
+                add(bwd, center, load_vec<T, V>(io.x + o), dv, o, fa, fb);
             }
+        }
         sa = fa;
         sb = fb;
         block_sum2_all(sa, sb);
@@ -2212,6 +2231,12 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
 #pragma unroll
         for (int r = 0; r < R; ++r)
             if (valid(r)) fwd_apply_vec<T, V, kPlain>(io, k, offset(r), xr[r]);
+        if constexpr (kStream) {
+            for (int64_t v = held + tid; v < cp.nvec; v += B) {
+                const int64_t o = at(v);
+                fwd_apply_vec<T, V, kPlain>(io, k, o, load_vec<T, V>(io.x + o));
+            }
+        }
     } else {
         double mean, istd;
         if (sv.mean) {
@@ -2231,6 +2256,12 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
 #pragma unroll
         for (int r = 0; r < R; ++r)
             if (valid(r)) bwd_apply_vec<T, V, kPlain>(io, k, offset(r), xr[r], dr[r]);
+        if constexpr (kStream) {
+            for (int64_t v = held + tid; v < cp.nvec; v += B) {
+                const int64_t o = at(v);
+                bwd_apply_vec<T, V, kPlain>(io, k, o, load_vec<T, V>(io.x + o), load_vec<T, V>(io.dy + o));
+            }
+        }
     }
 }
 
@@ -2783,8 +2814,27 @@ int64_t channel_max_bytes() {
     return m;
 }
 
-// One channel_nchw instance's launch: C blocks of the fewest warps that hold a channel;
-// *done stays false where a channel does not fit.
+// A channel over what the registers hold (kChannelVecs vectors a thread of
+// kChannelMaxThreads) streams the rest: it reads those vectors again for each pass, from
+// the L2 where the tensors fit it. Only where C is at most the SMs (one block an SM,
+// one wave) and a channel of one tensor is at most kChannelStreamBytes, so that the
+// C channels' x (and dy) stay within the L2: 132 x 128 KB = 17 MB a tensor. Opt-in
+// (ODNN_BN_CHANNEL_STREAM=on everywhere it applies, =fwd the forward only): measured on
+// an H100 in a build whose other channel instances the nvcc bug above broke, 16x128x56x56
+// bf16 forward 0.0271 -> 0.0187 ms, 8x64x56x56 f32 forward 0.0190 -> 0.0155 and backward
+// 0.0204 -> 0.0166, but 16x128x56x56 bf16 backward 0.0270 -> 0.0314 (docs/PERFORMANCE.md);
+// its present form has not run on a GPU yet.
+constexpr int64_t kChannelStreamBytes = int64_t{128} << 10;
+bool channel_streams(bool bwd, const NormGeometry& g, size_t elem_bytes) {
+    static const bool on = core::knob_is("ODNN_BN_CHANNEL_STREAM", "on");
+    static const bool fwd = core::knob_is("ODNN_BN_CHANNEL_STREAM", "fwd");
+    if (!(on || (fwd && !bwd))) return false;
+    return g.c <= sm_count() && g.n * g.s * static_cast<int64_t>(elem_bytes) <= kChannelStreamBytes;
+}
+
+// One channel_nchw instance's launch: C blocks of the fewest warps that hold a channel of
+// at most channel_max_bytes(), else (plain instances, channel_streams) of
+// kChannelMaxThreads threads that stream the rest; *done stays false where neither applies.
 template <class T, int V, bool kBwd, bool kPlain>
 Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv,
                         const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
@@ -2795,25 +2845,30 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     cp.fd_s = FastDiv(cp.s);
     cp.nvec = g.n * g.s / V;
     const int64_t threads = ceil_div(ceil_div(cp.nvec, int64_t{kChannelVecs}), int64_t{32}) * 32;
-    if (threads == 0 || threads > kChannelMaxThreads || g.c > int64_t{0x7fffffff}) return Status::ok();
-    channel_nchw<T, V, kBwd, kPlain>
-        <<<static_cast<unsigned>(g.c), static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
+    if (threads == 0 || g.c > int64_t{0x7fffffff}) return Status::ok();
+    if (threads <= kChannelMaxThreads && g.n * g.s * static_cast<int64_t>(sizeof(T)) <= channel_max_bytes()) {
+        channel_nchw<T, V, kBwd, kPlain, false>
+            <<<static_cast<unsigned>(g.c), static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
+    } else if constexpr (kPlain) {  // streaming: the plain instances only
+        if (!channel_streams(kBwd, g, sizeof(T))) return Status::ok();
+        channel_nchw<T, V, kBwd, kPlain, true>
+            <<<static_cast<unsigned>(g.c), static_cast<unsigned>(kChannelMaxThreads), 0, s>>>(g, cp, io, sv, ff, bf);
+    } else {
+        return Status::ok();
+    }
     ODNN_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "channel batch-norm launch"));
     *done = true;
     return Status::ok();
 }
 
-// Launches channel_nchw where it applies (packed NCHW, channel_chosen, a channel of at most
-// channel_max_bytes() a tensor that fits a block); *done stays false, and nothing is
-// launched, where it does not.
+// Launches channel_nchw where it applies (packed NCHW, channel_chosen, a channel that
+// launch_channel_v takes); *done stays false, and nothing is launched, where it does not.
 template <class T, bool kBwd>
 Status launch_channel(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv, int vec,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
     *done = false;
-    if (pl.layout != Layout::nchw || !channel_chosen(kBwd, sizeof(T), vec, g.c, g.n * g.s) ||
-        g.n * g.s * static_cast<int64_t>(sizeof(T)) > channel_max_bytes())
-        return Status::ok();
+    if (pl.layout != Layout::nchw || !channel_chosen(kBwd, sizeof(T), vec, g.c, g.n * g.s)) return Status::ok();
     return with_vec<T>(vec, [&](auto v) {
         return with_plain(io.ops, io.beta, [&](auto plain) {
             return launch_channel_v<T, decltype(v)::value, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, s, done);
