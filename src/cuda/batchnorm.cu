@@ -2124,7 +2124,8 @@ __global__ void __launch_bounds__(kThreads)
 // a short launch overlap their waits instead of meeting step after step. Any of
 // choose_vec's widths (8-byte and scalar 16-bit vectors too, where S % 8 != 0: the 14 x 14
 // and 7 x 7 planes the fused launch does not take). The backward without saved statistics
-// sums x first (one more reduction, no more traffic).
+// sums x first (one more reduction, no more traffic). A larger channel can stream the
+// vectors past the registers (opt-in: channel_streams).
 constexpr int kChannelMaxThreads = 512;
 constexpr int kChannelVecs = 8;
 
@@ -2209,7 +2210,7 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
             if (valid(r)) add(bwd, center, xr[r], dr[r], offset(r), fa, fb);
         // Braced: nvcc 13.0 drops the rest of a lambda after an unbraced discarded
         // `if constexpr (false) for (...)` (a kernel with only that left compiled to a
-        // bare `ret`), and the kStream = false instances failed every case.
+        // bare `ret`): unbraced, the kStream = false instances gave wrong results.
         if constexpr (kStream) {
             for (int64_t v = held + tid; v < cp.nvec; v += B) {
                 const int64_t o = at(v);
