@@ -804,6 +804,16 @@ __device__ FwdCoef<C> finish_forward(const NormGeometry& g, const FwdFinish<C>& 
     return finish_forward<C>(g, o, f, fwd_params<C>(g, o, f, side), sa, sb, side);
 }
 
+// Feature f's forward coefficients into o's arrays, where it has them.
+template <class C>
+__device__ __forceinline__ void store_coef(const FwdFinish<C>& o, int64_t f, const FwdCoef<C>& k) {
+    if (!o.coef_a) return;
+    o.coef_a[f] = k.a;
+    o.coef_m[f] = k.m;
+    o.coef_b[f] = k.b;
+    o.coef_ml[f] = k.ml;
+}
+
 template <class C>
 __global__ void finalize_forward(NormGeometry g, const double* __restrict__ part_a, const double* __restrict__ part_b,
                                  int P, FwdFinish<C> o) {
@@ -811,13 +821,7 @@ __global__ void finalize_forward(NormGeometry g, const double* __restrict__ part
     double sa, sb;
     const int64_t f = sum_partials(part_a, part_b, P, F, &sa, &sb);
     if (f >= F || threadIdx.y != 0) return;
-    const FwdCoef<C> k = finish_forward<C>(g, o, f, sa, sb, true);
-    if (o.coef_a) {
-        o.coef_a[f] = k.a;
-        o.coef_m[f] = k.m;
-        o.coef_b[f] = k.b;
-        o.coef_ml[f] = k.ml;
-    }
+    store_coef<C>(o, f, finish_forward<C>(g, o, f, sa, sb, true));
 }
 
 // Where a forward apply takes feature f's coefficients from. FwdCoefArrays: the arrays
@@ -949,6 +953,16 @@ __device__ BwdCoef<C> finish_backward(const NormGeometry& g, const BwdFinish<C>&
     return finish_backward_at<C>(g, o, f, o.mean_in[f], o.istd_in[f], sc, sum_d, sum_dxm, side);
 }
 
+// Feature f's backward coefficients into o's arrays.
+template <class C>
+__device__ __forceinline__ void store_coef(const BwdFinish<C>& o, int64_t f, const BwdCoef<C>& k) {
+    o.coef_a[f] = k.a;
+    o.coef_b[f] = k.b;
+    o.coef_c[f] = k.c;
+    o.coef_m[f] = k.m;
+    o.coef_ml[f] = k.ml;
+}
+
 template <class C>
 __global__ void finalize_backward(NormGeometry g, const double* __restrict__ part_a,
                                   const double* __restrict__ part_b, int P, BwdFinish<C> o) {
@@ -956,12 +970,7 @@ __global__ void finalize_backward(NormGeometry g, const double* __restrict__ par
     double sum_d, sum_dxm;
     const int64_t f = sum_partials(part_a, part_b, P, F, &sum_d, &sum_dxm);
     if (f >= F || threadIdx.y != 0) return;
-    const BwdCoef<C> k = finish_backward<C>(g, o, f, sum_d, sum_dxm, true);
-    o.coef_a[f] = k.a;
-    o.coef_b[f] = k.b;
-    o.coef_c[f] = k.c;
-    o.coef_m[f] = k.m;
-    o.coef_ml[f] = k.ml;
+    store_coef<C>(o, f, finish_backward<C>(g, o, f, sum_d, sum_dxm, true));
 }
 
 // ---- Statistics and finish: packed NCHW, one block a channel ----
@@ -1032,21 +1041,11 @@ __global__ void __launch_bounds__(kThreads, (stats_finish_blocks<T, V, kBwd>()))
     block_sum2(acc_a, acc_b);
     if (threadIdx.x != 0) return;
     if constexpr (!kBwd) {
-        const FwdCoef<C> k = finish_forward<C>(g, ff, c, fwd_params_of<C>(ff, sh_pb), acc_a, acc_b, true);
-        if (ff.coef_a) {
-            ff.coef_a[c] = k.a;
-            ff.coef_m[c] = k.m;
-            ff.coef_b[c] = k.b;
-            ff.coef_ml[c] = k.ml;
-        }
+        store_coef<C>(ff, c, finish_forward<C>(g, ff, c, fwd_params_of<C>(ff, sh_pb), acc_a, acc_b, true));
     } else {
-        const BwdCoef<C> k = finish_backward_at<C>(g, bf, c, mean, bits_value(sh_istd, stat_dt),
-                                                   bits_value(sh_sc, bf.pio.dtype), acc_a, acc_b, true);
-        bf.coef_a[c] = k.a;
-        bf.coef_b[c] = k.b;
-        bf.coef_c[c] = k.c;
-        bf.coef_m[c] = k.m;
-        bf.coef_ml[c] = k.ml;
+        store_coef<C>(bf, c,
+                      finish_backward_at<C>(g, bf, c, mean, bits_value(sh_istd, stat_dt),
+                                            bits_value(sh_sc, bf.pio.dtype), acc_a, acc_b, true));
     }
 }
 
