@@ -11,7 +11,8 @@
 # files come back from the GPU machine's $OUT, so the logs are kept to five. Leading
 # VAR=VALUE words of a --bench go to the environment of that run alone, e.g.
 #   --bench "ODNN_CONV_WGRAD=split --batch bench/resnet50_conv.txt --dir bwd_filter".
-# --gpu-jobs N runs the gpu tests N at a time (default 1).
+# --gpu-jobs N runs the gpu tests N at a time (default 1). To spend a call on tests and
+# benches alone, build here and carry the binaries instead: scripts/gpu-carry.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tests_regex=""
