@@ -2438,6 +2438,26 @@ void launch_stats(const Plan& pl, const NormGeometry& g, const StatsArgs& a, int
     with_vec<T>(vec, [&](auto v) { launch_stats_v<T, kBwd, decltype(v)::value>(pl, g, a, s); });
 }
 
+// The statistics pass and its finish: one launch where stats_finish_applies, else the
+// statistics launch and finalize_forward (finalize_backward for kBwd) over its pieces.
+template <class T, bool kBwd>
+void launch_stats_and_finish(const Plan& pl, const NormGeometry& g, const StatsArgs& a, int vec,
+                             const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
+                             cudaStream_t s) {
+    using C = typename Io<T>::C;
+    if (stats_finish_applies(pl)) {
+        launch_stats_finish<T, kBwd>(g, a, vec, ff, bf, s);
+        return;
+    }
+    launch_stats<T, kBwd>(pl, g, a, vec, s);
+    const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
+    if constexpr (kBwd) {
+        finalize_backward<C><<<fin.grid, fin.block, 0, s>>>(g, a.part_a, a.part_b, pl.P, bf);
+    } else {
+        finalize_forward<C><<<fin.grid, fin.block, 0, s>>>(g, a.part_a, a.part_b, pl.P, ff);
+    }
+}
+
 // Calls f(std::bool_constant<kPlain>) with kPlain true for an apply with no activation,
 // no add and beta = 0: the one rule for the apply kernels' compile-time plain forms.
 template <class C, class F>
@@ -2968,15 +2988,9 @@ public:
                                                                 BwdFinish<C>{}, h.stream, &done)));
                 if (done) return launched(name());
             }
-            const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
             const StatsArgs a = x_stats_args(pl, p.x_data, p.x, ws);
             const int vec = pl.layout == Layout::generic ? 1 : choose_vec<T>(pl, g, {p.x_data});
-            if (stats_finish_applies(pl)) {
-                launch_stats_finish<T, false>(g, a, vec, ff, BwdFinish<C>{}, h.stream);
-            } else {
-                launch_stats<T, false>(pl, g, a, vec, h.stream);
-                finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, ff);
-            }
+            launch_stats_and_finish<T, false>(pl, g, a, vec, ff, BwdFinish<C>{}, h.stream);
             launch_apply_forward<T>(pl, p.k, p.x, p.x_data, p.z, p.z_data, p.y, p.y_data, coef, p.out, h.stream);
             return launched(name());
         });
@@ -3042,7 +3056,6 @@ public:
             bf.coef_c = coef + 2 * pl.F;
             bf.coef_m = coef + 3 * pl.F;
             bf.coef_ml = coef + 4 * pl.F;
-            const FinalizeLaunch fin = finalize_launch(pl.F, pl.P);
             StatsArgs a = x_stats_args(pl, p.x_data, p.x, ws);
             if (pl.fused && p.saved_mean) {
                 // The fused launch reads the saved statistics itself (no load_saved launch).
@@ -3054,8 +3067,7 @@ public:
                     (launch_fused<T, true>(pl, g, io, vec, ws, FwdFinish<C>{}, direct, h.stream, &done)));
                 if (done) return launched(name());
             }
-            const bool finish = stats_finish_applies(pl);
-            if (p.saved_mean && finish) {
+            if (p.saved_mean && stats_finish_applies(pl)) {
                 bf.saved_mean = p.saved_mean;  // read in place by the statistics launch
                 bf.saved_istd = p.saved_inv_var;
             } else if (p.saved_mean) {
@@ -3071,12 +3083,7 @@ public:
                 mo.eps = p.k.epsilon;
                 mo.mean_out = mean;
                 mo.istd_out = istd;
-                if (finish) {
-                    launch_stats_finish<T, false>(g, a, vec, mo, BwdFinish<C>{}, h.stream);
-                } else {
-                    launch_stats<T, false>(pl, g, a, vec, h.stream);
-                    finalize_forward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, mo);
-                }
+                launch_stats_and_finish<T, false>(pl, g, a, vec, mo, BwdFinish<C>{}, h.stream);
             }
             if (pl.fused && !p.saved_mean) {
                 bool done = false;
@@ -3090,12 +3097,7 @@ public:
             a.has_act = has_act;
             a.act = p.k.act;
             a.mean = mean;
-            if (finish) {
-                launch_stats_finish<T, true>(g, a, vec, FwdFinish<C>{}, bf, h.stream);
-            } else {
-                launch_stats<T, true>(pl, g, a, vec, h.stream);
-                finalize_backward<C><<<fin.grid, fin.block, 0, h.stream>>>(g, a.part_a, a.part_b, pl.P, bf);
-            }
+            launch_stats_and_finish<T, true>(pl, g, a, vec, FwdFinish<C>{}, bf, h.stream);
             if (pl.layout == Layout::generic) {
                 const int64_t total = g.n * g.c * g.s;
                 apply_backward_generic<T><<<grid_for(total), kThreads, 0, h.stream>>>(
