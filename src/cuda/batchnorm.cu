@@ -45,6 +45,7 @@
 #include "core/knob.hpp"
 #include "core/norm_math.hpp"
 #include "core/norm_problem.hpp"
+#include "cuda/async_copy.cuh"
 #include "cuda/bn_fused_tiles.hpp"
 #include "cuda/launch.cuh"
 #include "cuda/norm_common.cuh"
@@ -2124,9 +2125,19 @@ __global__ void __launch_bounds__(kThreads)
 // choose_vec's widths (8-byte and scalar 16-bit vectors too, where S % 8 != 0: the 14 x 14
 // and 7 x 7 planes the fused launch does not take). The backward without saved statistics
 // sums x first (one more reduction, no more traffic). A larger channel can stream the
-// vectors past the registers (opt-in: channel_streams).
+// vectors past the registers (opt-in: channel_streams), and a channel can be held in
+// shared memory instead of registers (opt-in: channel_in_shared).
 constexpr int kChannelMaxThreads = 512;
 constexpr int kChannelVecs = 8;
+
+// Where channel_nchw holds a channel between its passes:
+// - kInRegs: kChannelVecs vectors a thread in registers (the channel fits them);
+// - kStreamed: as kInRegs, and the vectors past them read again from global memory
+//   (the L2) for each pass;
+// - kInShared: all of it in dynamic shared memory, copied there by cp.async (no
+//   registers held: ~40 a thread, so the blocks an SM are bounded by shared memory,
+//   not registers). Vectors of 4, 8 or 16 bytes only (cp.async's sizes).
+enum ChannelHold : int { kInRegs = 0, kStreamed = 1, kInShared = 2 };
 
 struct ChannelPlan {
     int64_t cs = 0;  // C * S
@@ -2148,13 +2159,13 @@ __device__ __forceinline__ void block_sum2_all(double& a, double& b) {
     b = tot[1];
 }
 
-template <class T, int V, bool kBwd, bool kPlain, bool kStream>
+template <class T, int V, bool kBwd, bool kPlain, int kHold>
 __global__ void __launch_bounds__(kChannelMaxThreads)
     channel_nchw(NormGeometry g, ChannelPlan cp, FusedIo<T> io, ResidentSaved sv, FwdFinish<typename Io<T>::C> ff,
                  BwdFinish<typename Io<T>::C> bf) {
     using C = typename Io<T>::C;
     using VT = Vec<T, V>;
-    constexpr int R = kChannelVecs;
+    constexpr int R = kHold == kInShared ? 0 : kChannelVecs;
     __shared__ FwdCoef<C> sh_fwd;
     __shared__ BwdCoef<C> sh_bwd;
     const int64_t c = blockIdx.x, base = c * cp.s;
@@ -2164,11 +2175,30 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
     auto valid = [&](int r) { return tid + r * B < cp.nvec; };
     auto at = [&](int64_t v) { return base + nchw_vec_offset<V>(v, cp.cs, cp.s, cp.fd_s); };
     auto offset = [&](int r) { return at(tid + r * B); };
-    // kStream: vectors past the registers' R a thread (a channel over R * B vectors:
+    // kStreamed: vectors past the registers' R a thread (a channel over R * B vectors:
     // launch_channel_v) are read again for each pass instead of held. A separate instance:
     // the loops cost the others registers (the bf16 V = 4 forward 64 -> 73, a block less
-    // an SM).
+    // an SM). kInShared: R = 0, every vector read from shared memory for each pass.
     const int64_t held = R * B;
+    extern __shared__ __align__(16) unsigned char channel_shm[];
+    VT* const sx = reinterpret_cast<VT*>(channel_shm);
+    VT* const sd = sx + cp.nvec;  // the backward's dy
+    // Vector v (at o) of x and of dy past the registers: from shared memory or again from
+    // global memory.
+    auto x_past = [&](int64_t v, int64_t o) -> VT {
+        if constexpr (kHold == kInShared) {
+            return sx[v];
+        } else {
+            return load_vec<T, V>(io.x + o);
+        }
+    };
+    auto dy_past = [&](int64_t v, int64_t o) -> VT {
+        if constexpr (kHold == kInShared) {
+            return sd[v];
+        } else {
+            return load_vec<T, V>(io.dy + o);
+        }
+    };
     // The channel's parameters first (thread 0), in flight with the data.
     FwdParamBits pb{};
     uint64_t sc_bits = 0;
@@ -2178,7 +2208,7 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
         else
             sc_bits = load_bits(bf.scale, g.param_offset(bf.pio.sb.st, c), bf.pio.dtype);
     }
-    VT xr[R], dr[R];
+    VT xr[R > 0 ? R : 1], dr[R > 0 ? R : 1];
 #pragma unroll
     for (int r = 0; r < R; ++r)
         if (valid(r)) {
@@ -2186,6 +2216,20 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
             xr[r] = load_vec<T, V>(io.x + o);
             if constexpr (kBwd) dr[r] = load_vec<T, V>(io.dy + o);
         }
+    if constexpr (kHold == kInShared) {
+        static_assert(sizeof(VT) == 4 || sizeof(VT) == 8 || sizeof(VT) == 16, "cp.async copies 4, 8 or 16 bytes");
+        for (int64_t v = tid; v < cp.nvec; v += B) {
+            const int64_t o = at(v);
+            cp_async<static_cast<int>(sizeof(VT))>(static_cast<uint32_t>(__cvta_generic_to_shared(sx + v)), io.x + o);
+            if constexpr (kBwd) {
+                cp_async<static_cast<int>(sizeof(VT))>(static_cast<uint32_t>(__cvta_generic_to_shared(sd + v)),
+                                                       io.dy + o);
+            }
+        }
+        cp_async_commit();
+        cp_async_wait_all();
+        __syncthreads();
+    }
     // One vector's contrib (the backward's: bwd) into fa / fb.
     auto add = [&](bool bwd, C center, const VT& xv, const VT& dv, int64_t o, C& fa, C& fb) {
         if (!bwd) {
@@ -2209,13 +2253,13 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
             if (valid(r)) add(bwd, center, xr[r], dr[r], offset(r), fa, fb);
         // Braced: nvcc 13.0 drops the rest of a lambda after an unbraced discarded
         // `if constexpr (false) for (...)` (a kernel with only that left compiled to a
-        // bare `ret`): unbraced, the kStream = false instances gave wrong results.
-        if constexpr (kStream) {
+        // bare `ret`): unbraced, the kInRegs instances gave wrong results.
+        if constexpr (kHold != kInRegs) {
             for (int64_t v = held + tid; v < cp.nvec; v += B) {
                 const int64_t o = at(v);
                 VT dv{};
-                if (bwd) dv = load_vec<T, V>(io.dy + o);
-                add(bwd, center, load_vec<T, V>(io.x + o), dv, o, fa, fb);
+                if (bwd) dv = dy_past(v, o);
+                add(bwd, center, x_past(v, o), dv, o, fa, fb);
             }
         }
         sa = fa;
@@ -2231,10 +2275,10 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
 #pragma unroll
         for (int r = 0; r < R; ++r)
             if (valid(r)) fwd_apply_vec<T, V, kPlain>(io, k, offset(r), xr[r]);
-        if constexpr (kStream) {
+        if constexpr (kHold != kInRegs) {
             for (int64_t v = held + tid; v < cp.nvec; v += B) {
                 const int64_t o = at(v);
-                fwd_apply_vec<T, V, kPlain>(io, k, o, load_vec<T, V>(io.x + o));
+                fwd_apply_vec<T, V, kPlain>(io, k, o, x_past(v, o));
             }
         }
     } else {
@@ -2256,10 +2300,10 @@ __global__ void __launch_bounds__(kChannelMaxThreads)
 #pragma unroll
         for (int r = 0; r < R; ++r)
             if (valid(r)) bwd_apply_vec<T, V, kPlain>(io, k, offset(r), xr[r], dr[r]);
-        if constexpr (kStream) {
+        if constexpr (kHold != kInRegs) {
             for (int64_t v = held + tid; v < cp.nvec; v += B) {
                 const int64_t o = at(v);
-                bwd_apply_vec<T, V, kPlain>(io, k, o, load_vec<T, V>(io.x + o), load_vec<T, V>(io.dy + o));
+                bwd_apply_vec<T, V, kPlain>(io, k, o, x_past(v, o), dy_past(v, o));
             }
         }
     }
@@ -2852,9 +2896,27 @@ bool channel_streams(bool bwd, const NormGeometry& g, size_t elem_bytes) {
     return g.c <= sm_count() && g.n * g.s * static_cast<int64_t>(elem_bytes) <= kChannelStreamBytes;
 }
 
+// Whether channel_nchw holds channels in shared memory (kInShared) where an instance has
+// one (plain, vectors of 4, 8 or 16 bytes) and the channel fits: ODNN_BN_CHANNEL_SMEM=on
+// (a tuning knob, off by default: not measured yet), in place of the registers and of
+// streaming. Blocks an SM are then bounded by the channel's bytes (x, and dy in the
+// backward) in the SM's shared memory rather than by ~100 registers a thread (two blocks
+// of 224 threads an SM in the 16-bit 8-byte-vector backward at 32x1024x14x14).
+bool channel_in_shared() {
+    static const bool on = core::knob_is("ODNN_BN_CHANNEL_SMEM", "on");
+    return on;
+}
+template <class T, int V, bool kBwd, bool kPlain>
+size_t channel_shared_max() {
+    static const size_t m =
+        sm90_dyn_smem(reinterpret_cast<const void*>(channel_nchw<T, V, kBwd, kPlain, kInShared>), /*clusters=*/false);
+    return m;
+}
+
 // One channel_nchw instance's launch: C blocks of the fewest warps that hold a channel of
-// at most channel_max_bytes(), else (plain instances, channel_streams) of
-// kChannelMaxThreads threads that stream the rest; *done stays false where neither applies.
+// at most channel_max_bytes() (in shared memory where channel_in_shared), else (plain
+// instances, channel_streams) of kChannelMaxThreads threads that stream the rest; *done
+// stays false where neither applies.
 template <class T, int V, bool kBwd, bool kPlain>
 Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv,
                         const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
@@ -2866,13 +2928,28 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     cp.nvec = g.n * g.s / V;
     const int64_t threads = ceil_div(ceil_div(cp.nvec, int64_t{kChannelVecs}), int64_t{32}) * 32;
     if (threads == 0 || g.c > int64_t{0x7fffffff}) return Status::ok();
-    if (threads <= kChannelMaxThreads && g.n * g.s * static_cast<int64_t>(sizeof(T)) <= channel_max_bytes()) {
-        channel_nchw<T, V, kBwd, kPlain, false>
-            <<<static_cast<unsigned>(g.c), static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
+    constexpr size_t kVecBytes = sizeof(Vec<T, V>);
+    constexpr bool kSharable = kPlain && (kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16);
+    const auto grid = static_cast<unsigned>(g.c);
+    bool shared = false;
+    if constexpr (kSharable) {
+        const size_t bytes = static_cast<size_t>(cp.nvec) * kVecBytes * (kBwd ? 2 : 1);
+        if (channel_in_shared() && bytes <= channel_shared_max<T, V, kBwd, kPlain>()) {
+            channel_nchw<T, V, kBwd, kPlain, kInShared>
+                <<<grid, static_cast<unsigned>(std::min<int64_t>(threads, kChannelMaxThreads)), bytes, s>>>(
+                    g, cp, io, sv, ff, bf);
+            shared = true;
+        }
+    }
+    if (shared) {
+        // launched above
+    } else if (threads <= kChannelMaxThreads &&
+               g.n * g.s * static_cast<int64_t>(sizeof(T)) <= channel_max_bytes()) {
+        channel_nchw<T, V, kBwd, kPlain, kInRegs><<<grid, static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
     } else if constexpr (kPlain) {  // streaming: the plain instances only
         if (!channel_streams(kBwd, g, sizeof(T))) return Status::ok();
-        channel_nchw<T, V, kBwd, kPlain, true>
-            <<<static_cast<unsigned>(g.c), static_cast<unsigned>(kChannelMaxThreads), 0, s>>>(g, cp, io, sv, ff, bf);
+        channel_nchw<T, V, kBwd, kPlain, kStreamed>
+            <<<grid, static_cast<unsigned>(kChannelMaxThreads), 0, s>>>(g, cp, io, sv, ff, bf);
     } else {
         return Status::ok();
     }
