@@ -111,6 +111,7 @@ SoftmaxSplit softmax_split(cudnnSoftmaxMode_t mode, const Operand& x) {
     for (int d = 0; d < x.nb_dims; ++d) {
         const bool reduced = mode == CUDNN_SOFTMAX_MODE_CHANNEL ? d == 1 : d >= 1;
         if (reduced) {
+            s.reduced_mask |= 1u << d;
             s.reduced[s.nb_reduced++] = d;
             s.length *= x.dims[d];
         } else {

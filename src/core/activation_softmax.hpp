@@ -89,21 +89,23 @@ struct SoftmaxSplit {
     int kept[kMaxOperandDims] = {};
     int nb_reduced = 0;
     int reduced[kMaxOperandDims] = {};
+    unsigned reduced_mask = 0;  // bit d set: dim d is reduced
     int64_t groups = 1;
     int64_t length = 1;
 
-    // Scalar offset in `o` of element k of group g.
+    // Scalar offset in `o` of element k of group g. Both index lists ascend, so walking
+    // the dims from the last, each kept one takes the next digit of g and each reduced one
+    // the next of k; with constant dims (Operand::offset_of_linear's note), no index array.
     ODNN_HD int64_t offset(const Operand& o, int64_t g, int64_t k) const {
-        int64_t idx[kMaxOperandDims];
-        for (int i = nb_kept - 1; i >= 0; --i) {
-            idx[kept[i]] = g % o.dims[kept[i]];
-            g /= o.dims[kept[i]];
+        int64_t off = 0, c = 0;
+        ODNN_UNROLL
+        for (int d = kMaxOperandDims - 1; d >= 0; --d) {
+            if (d >= o.nb_dims) continue;
+            int64_t& r = (reduced_mask >> d) & 1u ? k : g;
+            o.add_index(d, r % o.dims[d], off, c);
+            r /= o.dims[d];
         }
-        for (int i = nb_reduced - 1; i >= 0; --i) {
-            idx[reduced[i]] = k % o.dims[reduced[i]];
-            k /= o.dims[reduced[i]];
-        }
-        return o.offset(idx);
+        return o.finish_offset(off, c);
     }
 };
 

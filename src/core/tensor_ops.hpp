@@ -14,6 +14,7 @@
 
 #include "core/blend.hpp"
 #include "core/handle.hpp"
+#include "core/host_device.hpp"
 #include "core/impl_registry.hpp"
 #include "core/ops_desc.hpp"
 #include "core/tensor_desc.hpp"
@@ -38,20 +39,34 @@ struct Operand {
         for (int i = 0; i < nb_dims; ++i) n *= dims[i];
         return n;
     }
+    // The loops below run over every possible dim with constant indices (ODNN_UNROLL):
+    // indexed with a run-time dim, a kernel's Operand (and the index arrays) went to local
+    // memory in every thread (scripts/sass.py's `stack` column).
+    //
     // Scalar offset of the element at logical index `idx`.
     ODNN_HD int64_t offset(const int64_t* idx) const {
         int64_t o = 0;
-        for (int d = 0; d < nb_dims; ++d) o += (d == 1 && vect > 1 ? idx[d] / vect : idx[d]) * strides[d];
+        ODNN_UNROLL
+        for (int d = 0; d < kMaxOperandDims; ++d)
+            if (d < nb_dims) o += (d == 1 && vect > 1 ? idx[d] / vect : idx[d]) * strides[d];
         return vect > 1 ? o * vect + idx[1] % vect : o;
     }
+    // Adds index i of dim d to a running offset (see offset); c keeps dim 1's index.
+    ODNN_HD void add_index(int d, int64_t i, int64_t& o, int64_t& c) const {
+        if (d == 1) c = i;
+        o += (d == 1 && vect > 1 ? i / vect : i) * strides[d];
+    }
+    ODNN_HD int64_t finish_offset(int64_t o, int64_t c) const { return vect > 1 ? o * vect + c % vect : o; }
     // Scalar offset of the `linear`-th element, counted row-major over dims.
     ODNN_HD int64_t offset_of_linear(int64_t linear) const {
-        int64_t idx[kMaxOperandDims];
-        for (int d = nb_dims - 1; d >= 0; --d) {
-            idx[d] = linear % dims[d];
+        int64_t o = 0, c = 0;
+        ODNN_UNROLL
+        for (int d = kMaxOperandDims - 1; d >= 0; --d) {
+            if (d >= nb_dims) continue;
+            add_index(d, linear % dims[d], o, c);
             linear /= dims[d];
         }
-        return offset(idx);
+        return finish_offset(o, c);
     }
 };
 
@@ -109,33 +124,44 @@ struct TransformMap {
     int64_t x_dims[kDimMax] = {};  // bounds of the x side
     int64_t c_unit = 1;           // channels per phase block: padded C (fold) / x C / prod(fold) (unfold)
 
-    // false when y element `yi` has no source (padding): it then reads as 0.
+    // false when y element `yi` has no source (padding): it then reads as 0. The loops run
+    // over every possible dim with constant indices (Operand::offset's note).
     ODNN_HD bool source(const int64_t* yi, int64_t* xi) const {
-        if (identity) {
-            for (int d = 0; d < nb_dims; ++d) xi[d] = yi[d];
+        if (identity) {  // nb_dims: the operands' (a vector type's lane dim included)
+            ODNN_UNROLL
+            for (int d = 0; d < kMaxOperandDims; ++d)
+                if (d < nb_dims) xi[d] = yi[d];
             return true;
         }
         if (!unfold) {
             int64_t blk = yi[1] / c_unit;
-            int64_t p[kDimMax];
+            int64_t p[kDimMax] = {};
             p[0] = yi[0];
             p[1] = yi[1] % c_unit;
-            for (int d = nb_dims - 1; d >= 2; --d) {
+            ODNN_UNROLL
+            for (int d = kDimMax - 1; d >= 2; --d) {
+                if (d >= nb_dims) continue;
                 p[d] = yi[d] * fold[d] + blk % fold[d];
                 blk /= fold[d];
             }
-            for (int d = 0; d < nb_dims; ++d) {
+            ODNN_UNROLL
+            for (int d = 0; d < kDimMax; ++d) {
+                if (d >= nb_dims) continue;
                 xi[d] = p[d] - pad_before[d];
                 if (xi[d] < 0 || xi[d] >= x_dims[d]) return false;
             }
             return true;
         }
-        int64_t u[kDimMax];
-        for (int d = 0; d < nb_dims; ++d) u[d] = yi[d] + pad_before[d];
+        int64_t u[kDimMax] = {};
+        ODNN_UNROLL
+        for (int d = 0; d < kDimMax; ++d)
+            if (d < nb_dims) u[d] = yi[d] + pad_before[d];
         if (u[0] < 0 || u[0] >= x_dims[0] || u[1] < 0 || u[1] >= c_unit) return false;
         int64_t blk = 0;
         xi[0] = u[0];
-        for (int d = 2; d < nb_dims; ++d) {
+        ODNN_UNROLL
+        for (int d = 2; d < kDimMax; ++d) {
+            if (d >= nb_dims) continue;
             if (u[d] < 0 || u[d] >= x_dims[d] * fold[d]) return false;
             xi[d] = u[d] / fold[d];
             blk = blk * fold[d] + u[d] % fold[d];

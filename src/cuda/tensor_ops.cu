@@ -76,9 +76,11 @@ __global__ void __launch_bounds__(kEwBlock) transform_map_kernel(core::Operand x
                                                                  void* yd, core::TransformMap map, double alpha,
                                                                  double beta, int64_t n) {
     ODNN_GRID_STRIDE_LOOP(i, n) {
-        int64_t yi[core::kMaxOperandDims], xi[core::kMaxOperandDims];
+        int64_t yi[core::kMaxOperandDims] = {}, xi[core::kMaxOperandDims] = {};
         int64_t r = i;
-        for (int d = y.nb_dims - 1; d >= 0; --d) {
+        ODNN_UNROLL
+        for (int d = core::kMaxOperandDims - 1; d >= 0; --d) {
+            if (d >= y.nb_dims) continue;
             yi[d] = r % y.dims[d];
             r /= y.dims[d];
         }
@@ -195,8 +197,7 @@ struct ReduceArgs {
     int op;
     bool propagate_nan;
     double alpha, beta;
-    int nb_reduced;
-    int reduced[core::kDimMax];
+    unsigned reduced_mask;  // bit d set: dim d is reduced (the problem's ascending list)
     int64_t length, outputs, splits, chunk;
 };
 
@@ -241,14 +242,19 @@ __device__ __forceinline__ Acc acc_add(int op, bool prop, Acc x, double v, uint3
 }
 
 // Kept coordinates of output o (reduced dims at 0) -> offsets in A and C.
+// Constant dims throughout, as in core::Operand (no index array in local memory).
 __device__ void output_offsets(const ReduceArgs& r, int64_t o, int64_t* a_off, int64_t* c_off) {
-    int64_t idx[core::kMaxOperandDims];
-    for (int d = r.c.nb_dims - 1; d >= 0; --d) {
-        idx[d] = o % r.c.dims[d];
+    int64_t ao = 0, ac = 0, co = 0, cc = 0;
+    ODNN_UNROLL
+    for (int d = core::kMaxOperandDims - 1; d >= 0; --d) {
+        if (d >= r.c.nb_dims) continue;
+        const int64_t i = o % r.c.dims[d];
         o /= r.c.dims[d];
+        r.a.add_index(d, i, ao, ac);
+        r.c.add_index(d, i, co, cc);
     }
-    *a_off = r.a.offset(idx);
-    *c_off = r.c.offset(idx);
+    *a_off = r.a.finish_offset(ao, ac);
+    *c_off = r.c.finish_offset(co, cc);
 }
 
 __device__ void finish_output(const ReduceArgs& r, int64_t o, int64_t c_off, Acc acc) {
@@ -273,8 +279,9 @@ __global__ void __launch_bounds__(256) reduce_kernel(ReduceArgs r) {
         Acc acc = acc_identity(r.op);
         for (int64_t k = k0 + lane; k < k1; k += 32) {
             int64_t rem = k, off = a_base;
-            for (int j = r.nb_reduced - 1; j >= 0; --j) {
-                const int d = r.reduced[j];
+            ODNN_UNROLL
+            for (int d = core::kMaxOperandDims - 1; d >= 0; --d) {
+                if (!((r.reduced_mask >> d) & 1u)) continue;
                 off += (rem % r.a.dims[d]) * r.a.strides[d];
                 rem /= r.a.dims[d];
             }
@@ -321,8 +328,8 @@ public:
         r.propagate_nan = p.propagate_nan;
         r.alpha = p.scale.alpha;
         r.beta = p.scale.beta;
-        r.nb_reduced = p.nb_reduced;
-        for (int i = 0; i < p.nb_reduced; ++i) r.reduced[i] = p.reduced[i];
+        r.reduced_mask = 0;
+        for (int i = 0; i < p.nb_reduced; ++i) r.reduced_mask |= 1u << p.reduced[i];
         r.length = p.reduce_length();
         r.outputs = p.outputs();
         r.splits = core::reduce_splits(r.outputs, r.length);
