@@ -2928,33 +2928,33 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     cp.nvec = g.n * g.s / V;
     const int64_t threads = ceil_div(ceil_div(cp.nvec, int64_t{kChannelVecs}), int64_t{32}) * 32;
     if (threads == 0 || g.c > int64_t{0x7fffffff}) return Status::ok();
-    constexpr size_t kVecBytes = sizeof(Vec<T, V>);
-    constexpr bool kSharable = kPlain && (kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16);
     const auto grid = static_cast<unsigned>(g.c);
-    bool shared = false;
-    if constexpr (kSharable) {
+    auto launched = [&] {
+        ODNN_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "channel batch-norm launch"));
+        *done = true;
+        return Status::ok();
+    };
+    constexpr size_t kVecBytes = sizeof(Vec<T, V>);
+    if constexpr (kPlain && (kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16)) {
         const size_t bytes = static_cast<size_t>(cp.nvec) * kVecBytes * (kBwd ? 2 : 1);
         if (channel_in_shared() && bytes <= channel_shared_max<T, V, kBwd, kPlain>()) {
             channel_nchw<T, V, kBwd, kPlain, kInShared>
                 <<<grid, static_cast<unsigned>(std::min<int64_t>(threads, kChannelMaxThreads)), bytes, s>>>(
                     g, cp, io, sv, ff, bf);
-            shared = true;
+            return launched();
         }
     }
-    if (shared) {
-        // launched above
-    } else if (threads <= kChannelMaxThreads &&
-               g.n * g.s * static_cast<int64_t>(sizeof(T)) <= channel_max_bytes()) {
+    if (threads <= kChannelMaxThreads && g.n * g.s * static_cast<int64_t>(sizeof(T)) <= channel_max_bytes()) {
         channel_nchw<T, V, kBwd, kPlain, kInRegs><<<grid, static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
-    } else if constexpr (kPlain) {  // streaming: the plain instances only
-        if (!channel_streams(kBwd, g, sizeof(T))) return Status::ok();
-        channel_nchw<T, V, kBwd, kPlain, kStreamed>
-            <<<grid, static_cast<unsigned>(kChannelMaxThreads), 0, s>>>(g, cp, io, sv, ff, bf);
-    } else {
-        return Status::ok();
+        return launched();
     }
-    ODNN_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "channel batch-norm launch"));
-    *done = true;
+    if constexpr (kPlain) {  // streaming: the plain instances only
+        if (channel_streams(kBwd, g, sizeof(T))) {
+            channel_nchw<T, V, kBwd, kPlain, kStreamed>
+                <<<grid, static_cast<unsigned>(kChannelMaxThreads), 0, s>>>(g, cp, io, sv, ff, bf);
+            return launched();
+        }
+    }
     return Status::ok();
 }
 
