@@ -95,17 +95,17 @@ struct SoftmaxSplit {
 
     // Scalar offset in `o` of element k of group g. Both index lists ascend, so walking
     // the dims from the last, each kept one takes the next digit of g and each reduced one
-    // the next of k; with constant dims (Operand::offset_of_linear's note), no index array.
+    // the next of k; with constant dims (Operand::offset's note).
     ODNN_HD int64_t offset(const Operand& o, int64_t g, int64_t k) const {
-        int64_t off = 0, c = 0;
+        int64_t idx[kMaxOperandDims] = {};
         ODNN_UNROLL
         for (int d = kMaxOperandDims - 1; d >= 0; --d) {
             if (d >= o.nb_dims) continue;
             int64_t& r = (reduced_mask >> d) & 1u ? k : g;
-            o.add_index(d, r % o.dims[d], off, c);
+            idx[d] = r % o.dims[d];
             r /= o.dims[d];
         }
-        return o.finish_offset(off, c);
+        return o.offset(idx);
     }
 };
 

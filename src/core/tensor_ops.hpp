@@ -51,22 +51,20 @@ struct Operand {
             if (d < nb_dims) o += (d == 1 && vect > 1 ? idx[d] / vect : idx[d]) * strides[d];
         return vect > 1 ? o * vect + idx[1] % vect : o;
     }
-    // Adds index i of dim d to a running offset (see offset); c keeps dim 1's index.
-    ODNN_HD void add_index(int d, int64_t i, int64_t& o, int64_t& c) const {
-        if (d == 1) c = i;
-        o += (d == 1 && vect > 1 ? i / vect : i) * strides[d];
-    }
-    ODNN_HD int64_t finish_offset(int64_t o, int64_t c) const { return vect > 1 ? o * vect + c % vect : o; }
-    // Scalar offset of the `linear`-th element, counted row-major over dims.
-    ODNN_HD int64_t offset_of_linear(int64_t linear) const {
-        int64_t o = 0, c = 0;
+    // The logical index of the `linear`-th element, counted row-major over dims.
+    ODNN_HD void index_of(int64_t linear, int64_t* idx) const {
         ODNN_UNROLL
         for (int d = kMaxOperandDims - 1; d >= 0; --d) {
             if (d >= nb_dims) continue;
-            add_index(d, linear % dims[d], o, c);
+            idx[d] = linear % dims[d];
             linear /= dims[d];
         }
-        return finish_offset(o, c);
+    }
+    // Scalar offset of the `linear`-th element, counted row-major over dims.
+    ODNN_HD int64_t offset_of_linear(int64_t linear) const {
+        int64_t idx[kMaxOperandDims] = {};
+        index_of(linear, idx);
+        return offset(idx);
     }
 };
 

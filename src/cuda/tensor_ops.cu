@@ -77,13 +77,7 @@ __global__ void __launch_bounds__(kEwBlock) transform_map_kernel(core::Operand x
                                                                  double beta, int64_t n) {
     ODNN_GRID_STRIDE_LOOP(i, n) {
         int64_t yi[core::kMaxOperandDims] = {}, xi[core::kMaxOperandDims] = {};
-        int64_t r = i;
-        ODNN_UNROLL
-        for (int d = core::kMaxOperandDims - 1; d >= 0; --d) {
-            if (d >= y.nb_dims) continue;
-            yi[d] = r % y.dims[d];
-            r /= y.dims[d];
-        }
+        y.index_of(i, yi);
         const double v = map.source(yi, xi) ? core::load_elem(xd, x.offset(xi), x.dtype) : 0.0;
         core::blend_store(yd, y.offset(yi), y.dtype, v, alpha, beta);
     }
@@ -242,19 +236,11 @@ __device__ __forceinline__ Acc acc_add(int op, bool prop, Acc x, double v, uint3
 }
 
 // Kept coordinates of output o (reduced dims at 0) -> offsets in A and C.
-// Constant dims throughout, as in core::Operand (no index array in local memory).
 __device__ void output_offsets(const ReduceArgs& r, int64_t o, int64_t* a_off, int64_t* c_off) {
-    int64_t ao = 0, ac = 0, co = 0, cc = 0;
-    ODNN_UNROLL
-    for (int d = core::kMaxOperandDims - 1; d >= 0; --d) {
-        if (d >= r.c.nb_dims) continue;
-        const int64_t i = o % r.c.dims[d];
-        o /= r.c.dims[d];
-        r.a.add_index(d, i, ao, ac);
-        r.c.add_index(d, i, co, cc);
-    }
-    *a_off = r.a.finish_offset(ao, ac);
-    *c_off = r.c.finish_offset(co, cc);
+    int64_t idx[core::kMaxOperandDims] = {};
+    r.c.index_of(o, idx);
+    *a_off = r.a.offset(idx);
+    *c_off = r.c.offset(idx);
 }
 
 __device__ void finish_output(const ReduceArgs& r, int64_t o, int64_t c_off, Acc acc) {
