@@ -36,8 +36,12 @@ Geo geo_of(const core::TensorDesc& x, const core::TensorDesc& y, const core::Ten
     return g;
 }
 
+// The loops over dims run over every possible dim with constant indices (ODNN_UNROLL):
+// indexed with a run-time dim, the coordinate arrays went to local memory in every thread.
 __device__ __forceinline__ void coords_of(const Geo& g, int64_t t, int64_t* c) {
-    for (int d = g.nd - 1; d >= 0; --d) {
+    ODNN_UNROLL
+    for (int d = core::kDimMax - 1; d >= 0; --d) {
+        if (d >= g.nd) continue;
         c[d] = t % g.dims[d];
         t /= g.dims[d];
     }
@@ -45,7 +49,9 @@ __device__ __forceinline__ void coords_of(const Geo& g, int64_t t, int64_t* c) {
 
 __device__ __forceinline__ int64_t off(const int64_t* st, const int64_t* c, int nd) {
     int64_t o = 0;
-    for (int d = 0; d < nd; ++d) o += c[d] * st[d];
+    ODNN_UNROLL
+    for (int d = 0; d < core::kDimMax; ++d)
+        if (d < nd) o += c[d] * st[d];
     return o;
 }
 
@@ -117,18 +123,25 @@ __device__ __forceinline__ typename Io<T>::C div_u(const T* x, const T* means, c
 // Calls f(coords) for every in-bounds position of the spatial box [c - lo, c + hi].
 template <class F>
 __device__ __forceinline__ void for_box(const Geo& g, const int64_t* c, int lo, int hi, F&& f) {
-    int64_t cur[core::kDimMax];
-    for (int d = 0; d < g.nd; ++d) cur[d] = d < 2 ? c[d] : c[d] - lo;
+    int64_t cur[core::kDimMax] = {};
+    ODNN_UNROLL
+    for (int d = 0; d < core::kDimMax; ++d)
+        if (d < g.nd) cur[d] = d < 2 ? c[d] : c[d] - lo;
     for (;;) {
         bool inside = true;
-        for (int d = 2; d < g.nd; ++d) inside = inside && cur[d] >= 0 && cur[d] < g.dims[d];
+        ODNN_UNROLL
+        for (int d = 2; d < core::kDimMax; ++d)
+            if (d < g.nd) inside = inside && cur[d] >= 0 && cur[d] < g.dims[d];
         if (inside) f(cur);
-        int d = g.nd - 1;
-        while (d >= 2 && ++cur[d] > c[d] + hi) {
-            cur[d] = c[d] - lo;
-            --d;
+        // The next position, the last dim fastest; done when every spatial dim wrapped.
+        bool wrapped = true;
+        ODNN_UNROLL
+        for (int d = core::kDimMax - 1; d >= 2; --d) {
+            if (d >= g.nd || !wrapped) continue;
+            wrapped = ++cur[d] > c[d] + hi;
+            if (wrapped) cur[d] = c[d] - lo;
         }
-        if (d < 2) return;
+        if (wrapped) return;
     }
 }
 
@@ -188,7 +201,9 @@ __global__ void __launch_bounds__(kThreads)
         C sum = C(0);
         for_box(g, c, p.ahead, p.behind, [&](const int64_t* q) {
             int64_t lin = 0;
-            for (int d = 0; d < g.nd; ++d) lin = lin * g.dims[d] + q[d];
+            ODNN_UNROLL
+            for (int d = 0; d < core::kDimMax; ++d)
+                if (d < g.nd) lin = lin * g.dims[d] + q[d];
             sum += tv[lin];
         });
         const C r = Io<T>::in(dy[off(g.xs, c, g.nd)]) * s_pow[t] -

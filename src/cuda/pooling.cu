@@ -87,13 +87,24 @@ struct Walk {
     FastDiv div[kMaxNd];
     int64_t dense[kMaxNd] = {};  // strides of a dense buffer in this order (the argmax scratch)
 
+    // Every index below is a constant once unrolled: stored through `order` (a run-time
+    // index), the coordinates went to local memory in every thread.
     __device__ __forceinline__ void coords(uint32_t t, int64_t* c) const {
+        uint32_t q[kMaxNd] = {};
 #pragma unroll
         for (int k = kMaxNd - 1; k >= 0; --k) {
             if (k >= nd) continue;
-            const uint32_t q = div[k].div(t);
-            c[order[k]] = t - q * size[k];
-            t = q;
+            const uint32_t next = div[k].div(t);
+            q[k] = t - next * size[k];
+            t = next;
+        }
+#pragma unroll
+        for (int i = 0; i < kMaxNd; ++i) {
+            int64_t v = 0;
+#pragma unroll
+            for (int k = 0; k < kMaxNd; ++k)
+                if (k < nd && order[k] == i) v = q[k];
+            c[i] = v;
         }
     }
     __device__ __forceinline__ int64_t dense_pos(const int64_t* c) const {
@@ -265,7 +276,8 @@ __device__ void window_reduce(const PoolGeom& g, const T* __restrict__ x, const 
     *count = 0;
     if (!window_bounds<NSP>(g, c, lo, hi)) return;
     const int n = nsp_of<NSP>(g);
-    for (int d = 0; d < n; ++d) i[d] = lo[d];
+#pragma unroll
+    for (int d = 0; d < (NSP ? NSP : kMaxNsp); ++d) i[d] = lo[d];
     const int64_t base = c[0] * xs.s[0] + c[1] * V * xs.s[1];
     const bool is_max = g.is_max();
     bool found[V], nan_done[V];
@@ -369,7 +381,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Backward, one thread per dx element (V channels): gathers from every covering window.
 template <class T, int NSP, int V, class IdxT, bool kMax>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, NSP ? 3 : 1)  // 2-D, 3-D: <= 85 registers
     pool_backward(PoolGeom g, Walk wx, Walk wy, const T* __restrict__ dy, St dys, const IdxT* __restrict__ idx, T* dx,
                   St dxs, int64_t total, typename Io<T>::C alpha, typename Io<T>::C beta) {
     using C = typename Io<T>::C;
@@ -381,7 +393,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int k = 0; k < V; ++k) acc[k] = C(0);
         bool any = true;
-        for (int d = 0; d < n; ++d) {
+#pragma unroll
+        for (int d = 0; d < (NSP ? NSP : kMaxNsp); ++d) {
+            olo[d] = ohi[d] = o[d + 2] = 0;
+            if (d >= n) continue;
             core::pool_outputs_covering(g, d, c[d + 2], &olo[d], &ohi[d]);
             any = any && ohi[d] >= olo[d];
             o[d + 2] = olo[d];
@@ -393,7 +408,8 @@ __global__ void __launch_bounds__(kThreads)
             load_c<T, V>(dy + offset<NSP, V>(g, dys, o), dv);
             if constexpr (kMax) {
                 int64_t in_pos[kMaxNsp];
-                for (int d = 0; d < n; ++d) in_pos[d] = c[d + 2];
+#pragma unroll
+                for (int d = 0; d < (NSP ? NSP : kMaxNsp); ++d) in_pos[d] = c[d + 2];
                 const int64_t local = window_local<NSP>(g, o, in_pos);
                 const int64_t pos = wy.dense_pos(o) * V;
 #pragma unroll
@@ -403,7 +419,9 @@ __global__ void __launch_bounds__(kThreads)
                 int64_t lo[kMaxNsp], hi[kMaxNsp];
                 window_bounds<NSP>(g, o, lo, hi);
                 int64_t count = 1;
-                for (int d = 0; d < n; ++d) count *= hi[d] - lo[d];
+#pragma unroll
+                for (int d = 0; d < (NSP ? NSP : kMaxNsp); ++d)
+                    if (d < n) count *= hi[d] - lo[d];
                 const double div = avg_divisor<NSP>(g, o, count);
                 if (div > 0) {
                     const C inv = static_cast<C>(1.0 / div);
@@ -411,12 +429,15 @@ __global__ void __launch_bounds__(kThreads)
                     for (int k = 0; k < V; ++k) acc[k] += dv[k] * inv;
                 }
             }
-            int d = n - 1;
-            while (d >= 0 && ++o[d + 2] > ohi[d]) {
-                o[d + 2] = olo[d];
-                --d;
+            // The next covering output, the last dim fastest; done when every dim wrapped.
+            bool wrapped = true;
+#pragma unroll
+            for (int d = (NSP ? NSP : kMaxNsp) - 1; d >= 0; --d) {
+                if (d >= n || !wrapped) continue;
+                wrapped = ++o[d + 2] > ohi[d];
+                if (wrapped) o[d + 2] = olo[d];
             }
-            if (d < 0) break;
+            if (wrapped) break;
         }
         T* xp = dx + offset<NSP, V>(g, dxs, c);
         C old[V];
