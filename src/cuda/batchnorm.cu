@@ -2126,7 +2126,7 @@ __global__ void __launch_bounds__(kThreads)
 // and 7 x 7 planes the fused launch does not take). The backward without saved statistics
 // sums x first (one more reduction, no more traffic). A larger channel can stream the
 // vectors past the registers (opt-in: channel_streams), and a channel can be held in
-// shared memory instead of registers (opt-in: channel_in_shared).
+// shared memory instead of registers (channel_in_shared).
 constexpr int kChannelMaxThreads = 512;
 constexpr int kChannelVecs = 8;
 
@@ -2850,10 +2850,12 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
     });
 }
 
-// Where packed NCHW training and backward run channel_nchw, among the launches whose
-// channel fits a block (ODNN_BN_CHANNEL: =on everywhere, =off nowhere; tuning knobs the
-// GPU suite runs). By default where it measured faster than the fused launch or three
-// passes (H100, bench/bn_nchw_sizes.txt and bn_nchw_batch64.txt, docs/PERFORMANCE.md):
+// Where packed NCHW training and backward run channel_nchw with the channel in registers
+// or streamed, among the launches whose channel fits a block (ODNN_BN_CHANNEL: =on
+// everywhere, =off nowhere, in any form; tuning knobs the GPU suite runs; the shared-memory
+// form is channel_in_shared's choice). By default where it measured faster than the fused
+// launch or three passes (H100, bench/bn_nchw_sizes.txt and bn_nchw_batch64.txt,
+// docs/PERFORMANCE.md), before the shared-memory form, which now takes most of these rows:
 // - C at most the SMs (one block an SM, a single wave): 8x64x56x56 bf16 forward 0.73x
 //   the time, backward 0.90x;
 // - the forward where a channel holds at most kChannelFwdElems elements: 32x1024x14x14
@@ -2865,10 +2867,13 @@ Status launch_resident(const Plan& pl, const NormGeometry& g, const FusedIo<T>& 
 // The 16-bit vector backward took 1.12x (32x1024x14x14) to 1.27x three passes' time
 // and the fused launch's, which keep more blocks resident.
 constexpr int64_t kChannelFwdElems = 8192;
+bool channel_off() {
+    static const bool off = core::knob_is("ODNN_BN_CHANNEL", "off");
+    return off;
+}
 bool channel_chosen(bool bwd, size_t elem_bytes, int vec, int64_t c, int64_t elems) {
     static const bool on = core::knob_is("ODNN_BN_CHANNEL", "on");
-    static const bool off = core::knob_is("ODNN_BN_CHANNEL", "off");
-    if (off) return false;
+    if (channel_off()) return false;
     if (on || c <= sm_count()) return true;
     if (!bwd) return elems <= kChannelFwdElems;
     return elem_bytes >= 4 || vec == 1;
@@ -2896,15 +2901,25 @@ bool channel_streams(bool bwd, const NormGeometry& g, size_t elem_bytes) {
     return g.c <= sm_count() && g.n * g.s * static_cast<int64_t>(elem_bytes) <= kChannelStreamBytes;
 }
 
-// Whether channel_nchw holds channels in shared memory (kInShared) where an instance has
-// one (plain, vectors of 4, 8 or 16 bytes) and the channel fits: ODNN_BN_CHANNEL_SMEM=on
-// (a tuning knob, off by default: not measured yet), in place of the registers and of
-// streaming. Blocks an SM are then bounded by the channel's bytes (x, and dy in the
-// backward) in the SM's shared memory rather than by ~100 registers a thread (two blocks
-// of 224 threads an SM in the 16-bit 8-byte-vector backward at 32x1024x14x14).
-bool channel_in_shared() {
+// Whether channel_nchw holds a channel of `elems` elements in shared memory (kInShared)
+// where an instance has one (plain, vectors of 4, 8 or 16 bytes) and the channel fits, in
+// place of the registers, of streaming and of the other launches. Blocks an SM are then
+// bounded by the channel's bytes (x, and dy in the backward) in the SM's shared memory
+// rather than by ~100 registers a thread (two blocks of 224 threads an SM in the 16-bit
+// 8-byte-vector backward at 32x1024x14x14). By default where a channel has more than
+// kChannelSharedMinElems elements; measured on an H100 (bench/bn_nchw_sizes.txt and
+// bn_nchw_batch64.txt, docs/PERFORMANCE.md) at 0.64-0.96x the time of the register form,
+// the fused launch or three passes on 24 of the 28 rows it takes (32x1024x14x14 bf16
+// backward 0.0308 -> 0.0231 ms, 16x128x56x56 bf16 forward 0.0248 -> 0.0159), within 3% on
+// three and 1.04x on one (64x1024x14x14 bf16 forward); at 32x2048x7x7 (1568 elements) the
+// register form was level or ahead. ODNN_BN_CHANNEL_SMEM=on: wherever the channel fits
+// (the GPU suite's variant), =off: never; ODNN_BN_CHANNEL=off turns off channel_nchw in
+// every form.
+constexpr int64_t kChannelSharedMinElems = 2048;
+bool channel_in_shared(int64_t elems) {
     static const bool on = core::knob_is("ODNN_BN_CHANNEL_SMEM", "on");
-    return on;
+    static const bool off = core::knob_is("ODNN_BN_CHANNEL_SMEM", "off");
+    return on || (!off && elems > kChannelSharedMinElems);
 }
 template <class T, int V, bool kBwd, bool kPlain>
 size_t channel_shared_max() {
@@ -2913,14 +2928,15 @@ size_t channel_shared_max() {
     return m;
 }
 
-// One channel_nchw instance's launch: C blocks of the fewest warps that hold a channel of
-// at most channel_max_bytes() (in shared memory where channel_in_shared), else (plain
-// instances, channel_streams) of kChannelMaxThreads threads that stream the rest; *done
-// stays false where neither applies.
+// One channel_nchw instance's launch: C blocks that hold the channel in shared memory
+// where channel_in_shared and it fits; else, where `chosen` (channel_chosen), of the
+// fewest warps that hold a channel of at most channel_max_bytes() in registers, else
+// (plain instances, channel_streams) of kChannelMaxThreads threads that stream the rest;
+// *done stays false where none applies.
 template <class T, int V, bool kBwd, bool kPlain>
 Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv,
                         const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf,
-                        cudaStream_t s, bool* done) {
+                        bool chosen, cudaStream_t s, bool* done) {
     ChannelPlan cp;
     cp.cs = g.c * g.s;
     cp.s = static_cast<uint32_t>(g.s);
@@ -2937,13 +2953,14 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     constexpr size_t kVecBytes = sizeof(Vec<T, V>);
     if constexpr (kPlain && (kVecBytes == 4 || kVecBytes == 8 || kVecBytes == 16)) {
         const size_t bytes = static_cast<size_t>(cp.nvec) * kVecBytes * (kBwd ? 2 : 1);
-        if (channel_in_shared() && bytes <= channel_shared_max<T, V, kBwd, kPlain>()) {
+        if (channel_in_shared(g.n * g.s) && bytes <= channel_shared_max<T, V, kBwd, kPlain>()) {
             channel_nchw<T, V, kBwd, kPlain, kInShared>
                 <<<grid, static_cast<unsigned>(std::min<int64_t>(threads, kChannelMaxThreads)), bytes, s>>>(
                     g, cp, io, sv, ff, bf);
             return launched();
         }
     }
+    if (!chosen) return Status::ok();
     if (threads <= kChannelMaxThreads && g.n * g.s * static_cast<int64_t>(sizeof(T)) <= channel_max_bytes()) {
         channel_nchw<T, V, kBwd, kPlain, kInRegs><<<grid, static_cast<unsigned>(threads), 0, s>>>(g, cp, io, sv, ff, bf);
         return launched();
@@ -2958,17 +2975,19 @@ Status launch_channel_v(const NormGeometry& g, const FusedIo<T>& io, const Resid
     return Status::ok();
 }
 
-// Launches channel_nchw where it applies (packed NCHW, channel_chosen, a channel that
-// launch_channel_v takes); *done stays false, and nothing is launched, where it does not.
+// Launches channel_nchw where it applies (packed NCHW, a channel that launch_channel_v
+// takes); *done stays false, and nothing is launched, where it does not.
 template <class T, bool kBwd>
 Status launch_channel(const Plan& pl, const NormGeometry& g, const FusedIo<T>& io, const ResidentSaved& sv, int vec,
                       const FwdFinish<typename Io<T>::C>& ff, const BwdFinish<typename Io<T>::C>& bf, cudaStream_t s,
                       bool* done) {
     *done = false;
-    if (pl.layout != Layout::nchw || !channel_chosen(kBwd, sizeof(T), vec, g.c, g.n * g.s)) return Status::ok();
+    if (pl.layout != Layout::nchw || channel_off()) return Status::ok();
+    const bool chosen = channel_chosen(kBwd, sizeof(T), vec, g.c, g.n * g.s);
     return with_vec<T>(vec, [&](auto v) {
         return with_plain(io.ops, io.beta, [&](auto plain) {
-            return launch_channel_v<T, decltype(v)::value, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, s, done);
+            return launch_channel_v<T, decltype(v)::value, kBwd, decltype(plain)::value>(g, io, sv, ff, bf, chosen, s,
+                                                                                        done);
         });
     });
 }
