@@ -277,7 +277,7 @@ __device__ void window_reduce(const PoolGeom& g, const T* __restrict__ x, const 
     if (!window_bounds<NSP>(g, c, lo, hi)) return;
     const int n = nsp_of<NSP>(g);
 #pragma unroll
-    for (int d = 0; d < (NSP ? NSP : kMaxNsp); ++d) i[d] = lo[d];
+    for (int d = 0; d < (NSP ? NSP : kMaxNsp); ++d) i[d] = d < n ? lo[d] : 0;
     const int64_t base = c[0] * xs.s[0] + c[1] * V * xs.s[1];
     const bool is_max = g.is_max();
     bool found[V], nan_done[V];
