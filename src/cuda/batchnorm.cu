@@ -33,11 +33,14 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/cuda_runtime.hpp"
 #include "core/dtype.hpp"
@@ -228,6 +231,20 @@ int fused_prefetch(bool bwd) {
 // (the channel's size picks it).
 constexpr int kResidentOn = -1;
 int resident_knob();
+
+// ODNN_BN_FUSED_TRACE=path (a profiling knob): each fused launch stamps its phases
+// (TraceSlot) a block and step, waits for them and writes them to `path` as text, one
+// line a block and step (scripts/bn_fused_trace.py reads them); the last launch's stay.
+// The stamps are compiled only with -DODNN_BN_TRACE=ON (CMake): in the kernel they cost
+// registers (up to 5 in the plain instances, spills in others); without them a launch
+// with the knob set fails, naming the option.
+const char* fused_trace_path() {
+    static const char* p = [] {
+        const char* e = std::getenv("ODNN_BN_FUSED_TRACE");
+        return e && *e ? e : nullptr;
+    }();
+    return p;
+}
 
 // The fewest steps the fused launch is cut into (ODNN_BN_FUSED_MIN_STEPS, a tuning knob).
 int64_t fused_min_steps() {
@@ -1394,7 +1411,11 @@ __global__ void __launch_bounds__(kThreads)
 // forward f32 from 0.414 to 0.386 ms. A form that copies the statistics tiles into a
 // shared-memory ring (bulk copies, two steps ahead) and applies them from there moved
 // exactly 2T but ran slower (0.58 ms against 0.41, counted): more, smaller steps, each
-// as long (docs/PERFORMANCE.md).
+// as long (docs/PERFORMANCE.md). Traced (ODNN_BN_FUSED_TRACE), a step is the workers' own
+// chain, the statistics loads' round trip (~3 us under load) then the apply (~2 us); the
+// control warp's polls end 0.7-1.7 us before the barrier. Each worker's tile vectors held
+// in shared memory for their apply (no re-read, exactly 2T) measured 3-8% slower but for
+// the FLOAT forward (H100, 128x256x56x56).
 // Warp 0 also asks the L2 for a later step's statistics tile at each step's start
 // (FusedPlan::prefetch; one step ahead in the backward by default), so those loads find
 // it there: the bf16 backward 3% faster on the H100, the forwards slower.
@@ -1427,7 +1448,55 @@ struct FusedPlan {
     bool init = true;     // the kernel marks the pieces unset / clears `done` (fused_init_in_kernel)
     bool walk = true;     // for_round steps its offsets where it can (fused_walk)
     int prefetch = 0;     // steps ahead a tile's statistics inputs are asked of the L2 (fused_prefetch)
+    unsigned long long* trace = nullptr;  // per block and step, kTraceSlots stamps (fused_trace_path)
 };
+
+// Stamps of a traced fused launch (ODNN_BN_FUSED_TRACE): per block and step, the slots
+// below; clock64 (the SM's cycles, comparable within a block) but for the two globaltimer
+// slots (ns, comparable across blocks). Lane 0 of worker warp 0 unless the slot says.
+enum TraceSlot {
+    kTrStartNs = 0,     // step start, globaltimer
+    kTrStart = 1,       // step start
+    kTrSums = 2,        // the statistics tile's sums in (its loads waited for)
+    kTrPreBar = 3,      // the apply's first loads issued, at the barrier
+    kTrPostBar = 4,     // past the barrier
+    kTrApplied = 5,     // the apply's stores issued
+    kTrAppliedNs = 6,   // the same, globaltimer
+    kTrLastSums = 7,    // the last worker warp's sums in
+    kTrCtlStart = 8,    // control warp: step start
+    kTrCtlCoef = 9,     // control warp: coefficients in shared memory (polls done)
+    kTrCtlPublished = 10,  // control warp: the step's sums stored
+    kTrSm = 11,         // the block's SM (%smid), step 0 only
+    kTrEntryNs = 12,    // the block's start, before the opening grid barrier, globaltimer; step 0 only
+    kTraceSlots = 13
+};
+#ifdef ODNN_BN_TRACE
+__device__ __forceinline__ unsigned long long trace_clock(bool ns) {
+    unsigned long long t;
+    if (ns)
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    else
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+    return t;
+}
+#endif
+__device__ __forceinline__ void trace_stamp(const FusedPlan& fp, int64_t step, int slot) {
+#ifndef ODNN_BN_TRACE
+    (void)fp, (void)step, (void)slot;
+#else
+    if (fp.trace && (threadIdx.x & 31) == 0) {
+        unsigned long long v;
+        if (slot == kTrSm) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            v = sm;
+        } else {
+            v = trace_clock(slot == kTrStartNs || slot == kTrAppliedNs || slot == kTrEntryNs);
+        }
+        fp.trace[(static_cast<int64_t>(blockIdx.x) * fp.steps + step) * kTraceSlots + slot] = v;
+    }
+#endif
+}
 
 template <class T>
 struct FusedIo {
@@ -1707,6 +1776,7 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
     __shared__ BwdCoef<C> sh_bwd[2];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int64_t tiles = static_cast<int64_t>(fp.C) * fp.Q, P = gridDim.x;
+    if (threadIdx.x == 0) trace_stamp(fp, 0, kTrEntryNs);
     if (fp.init) {
         // The pieces unset (stamped) or the counters cleared, then a grid barrier: no
         // block reads either before every block has written its share.
@@ -1821,9 +1891,12 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
             bool do_s, do_a;
             int64_t ts_i, ta_i;
             step_tiles(i, do_s, do_a, ts_i, ta_i);
+            trace_stamp(fp, i, kTrCtlStart);
             if (do_a) coefficients(ta_i, par);
+            trace_stamp(fp, i, kTrCtlCoef);
             named_barrier_sync(1, kThreads);
             if (do_s) publish(ts_i, par);
+            trace_stamp(fp, i, kTrCtlPublished);
         }
         return;
     }
@@ -1835,6 +1908,11 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
         bool do_s, do_a;
         int64_t ts_i, ta_i;
         step_tiles(i, do_s, do_a, ts_i, ta_i);
+        if (warp == 0) {
+            trace_stamp(fp, i, kTrStartNs);
+            trace_stamp(fp, i, kTrStart);
+            if (i == 0) trace_stamp(fp, i, kTrSm);
+        }
         if (fp.prefetch > 0 && warp == 0) {
             // The L2 asked for the tiles of steps i + 1 .. i + prefetch at step 0, then for
             // step i + prefetch's at step i.
@@ -1873,12 +1951,16 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
             sh_red[par][0][warp] = acc_a;
             sh_red[par][1][warp] = acc_b;
         }
+        if (warp == 0) trace_stamp(fp, i, kTrSums);
+        if (warp == kWarps - 1) trace_stamp(fp, i, kTrLastSums);
         // The apply's first round of loads, in flight across the barrier.
         const FusedTile ta = fused_tile(fp, do_a ? static_cast<uint32_t>(ta_i) : 0u);
         uint4 xa[U], da[U], ya[U];
         const int64_t va = ta.v0 + threadIdx.x;
         if (do_a) fused_load_round<T, V, U, kBwd, true, kPlain>(io, fp, ta, va, false, xa, da, ya);
+        if (warp == 0) trace_stamp(fp, i, kTrPreBar);
         named_barrier_sync(1, kThreads);  // sh_red[par] in; the coefficients in sh_*[par]
+        if (warp == 0) trace_stamp(fp, i, kTrPostBar);
         if (!do_a) continue;
         FwdCoef<C> kf{};
         BwdCoef<C> kb{};
@@ -1894,6 +1976,10 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocks)
                 else
                     bwd_apply_vec<T, V, kPlain>(io, kb, off, as_vec(xa[u]), as_vec(da[u]));
             });
+        }
+        if (warp == 0) {
+            trace_stamp(fp, i, kTrApplied);
+            trace_stamp(fp, i, kTrAppliedNs);
         }
     }
 }
@@ -2631,6 +2717,31 @@ void launch_apply_forward(const Plan& pl, const NormCommon& k, const TensorDesc&
     });
 }
 
+// Waits for a traced fused launch and writes its stamps to fused_trace_path(): a header
+// line, then a line a block and step, `block step` and the kTraceSlots stamps.
+Status write_fused_trace(const FusedPlan& fp, int64_t grid, size_t n, cudaStream_t s) {
+    std::vector<unsigned long long> h(n);
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(h.data(), fp.trace, n * sizeof(unsigned long long),
+                                                     cudaMemcpyDeviceToHost, s),
+                                     "copying the fused batch-norm trace"));
+    ODNN_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(s), "waiting for the traced fused batch-norm launch"));
+    FILE* f = std::fopen(fused_trace_path(), "w");
+    if (!f)
+        return core::make_status(CUDNN_STATUS_EXECUTION_FAILED, "cannot write the fused batch-norm trace to %s",
+                                 fused_trace_path());
+    std::fprintf(f, "# fused_nchw grid=%lld steps=%d Q=%d C=%d lag=%d slots=%d\n", static_cast<long long>(grid),
+                 fp.steps, fp.Q, fp.C, fp.lag, static_cast<int>(kTraceSlots));
+    for (int64_t b = 0; b < grid; ++b)
+        for (int i = 0; i < fp.steps; ++i) {
+            std::fprintf(f, "%lld %d", static_cast<long long>(b), i);
+            for (int k = 0; k < kTraceSlots; ++k)
+                std::fprintf(f, " %llu", h[(static_cast<size_t>(b) * fp.steps + i) * kTraceSlots + k]);
+            std::fputc('\n', f);
+        }
+    std::fclose(f);
+    return Status::ok();
+}
+
 // Blocks an SM of one fused_nchw instance, asked once and only for an instance that runs
 // (the query loads its module).
 template <class T, int V, bool kBwd, bool kPlain>
@@ -2650,6 +2761,11 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     auto fn = fused_nchw<T, V, kBwd, kPlain>;
     const int per_sm = fused_blocks_per_sm<T, V, kBwd, kPlain>();
     if (per_sm == 0) return Status::ok();
+#ifndef ODNN_BN_TRACE
+    ODNN_REQUIRE_SUPPORTED(!fused_trace_path(),
+                           "ODNN_BN_FUSED_TRACE is set, but this library was built without the fused batch-norm "
+                           "kernel's stamps (configure with -DODNN_BN_TRACE=ON)");
+#endif
     FusedPlan fp;
     fp.cs = g.c * g.s;
     fp.s = static_cast<uint32_t>(g.s);
@@ -2695,13 +2811,29 @@ Status launch_fused_v(const Plan& pl, const NormGeometry& g, const FusedIo<T>& i
     cfg.stream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
+    const size_t trace_n = static_cast<size_t>(grid) * static_cast<size_t>(fp.steps) * kTraceSlots;
+    if (fused_trace_path()) {
+        ODNN_RETURN_IF_ERROR(cuda_status(cudaMalloc(&fp.trace, trace_n * sizeof(unsigned long long)),
+                                         "allocating the fused batch-norm trace"));
+        const Status st = cuda_status(cudaMemsetAsync(fp.trace, 0, trace_n * sizeof(unsigned long long), s),
+                                      "clearing the fused batch-norm trace");
+        if (!st.is_ok()) cudaFree(fp.trace);
+        ODNN_RETURN_IF_ERROR(st);
+    }
     const cudaError_t e = cudaLaunchKernelEx(&cfg, fn, g, fp, io, counters, reinterpret_cast<double*>(ws + pl.off_a),
                                              reinterpret_cast<double*>(ws + pl.off_b), ff, bf);
     if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {
         cudaGetLastError();
+        if (fp.trace) cudaFree(fp.trace);
         return Status::ok();
     }
-    ODNN_RETURN_IF_ERROR(cuda_status(e, "fused batch-norm launch"));
+    const Status launched = cuda_status(e, "fused batch-norm launch");
+    if (fp.trace) {
+        const Status traced = launched.is_ok() ? write_fused_trace(fp, grid, trace_n, s) : Status::ok();
+        cudaFree(fp.trace);
+        ODNN_RETURN_IF_ERROR(traced);
+    }
+    ODNN_RETURN_IF_ERROR(launched);
     *done = true;
     return Status::ok();
 }
