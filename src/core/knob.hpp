@@ -13,6 +13,13 @@ inline bool knob_is(const char* name, const char* value) {
     return e && std::strcmp(e, value) == 0;
 }
 
+// The environment variable `name` where it is set and not empty, else nullptr (a path or a
+// name the caller reads as it is).
+inline const char* knob_str(const char* name) {
+    const char* e = std::getenv(name);
+    return e && *e ? e : nullptr;
+}
+
 // The environment variable `name` as a decimal integer; `fallback` where it is unset or
 // not a number. Callers check the range they accept.
 inline long knob_long(const char* name, long fallback) {

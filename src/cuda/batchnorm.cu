@@ -34,7 +34,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -239,10 +238,7 @@ int resident_knob();
 // registers (up to 5 in the plain instances, spills in others); without them a launch
 // with the knob set fails, naming the option.
 const char* fused_trace_path() {
-    static const char* p = [] {
-        const char* e = std::getenv("ODNN_BN_FUSED_TRACE");
-        return e && *e ? e : nullptr;
-    }();
+    static const char* p = core::knob_str("ODNN_BN_FUSED_TRACE");
     return p;
 }
 
