@@ -49,42 +49,45 @@ __device__ __forceinline__ int64_t vec_at(const Geo& g, int layout, int64_t j, i
     return (img * g.c + j * g.per_step) * g.s + r;
 }
 
+// The rounds of the tile of step j, block b: each thread's kU vectors of a round read by
+// `load` (all issued before any is used), then handed to `use` with their index in x.
+template <class L, class F>
+__device__ __forceinline__ void tile_rounds(const Geo& g, int layout, int64_t j, int64_t b, int64_t P, L&& load,
+                                            F&& use) {
+    int64_t v0, v1;
+    tile_range(g, layout, j, b, P, v0, v1);
+    for (int64_t vb = v0 + threadIdx.x; vb < v1; vb += kU * kThreads) {
+        uint4 a[kU];
+        int64_t at[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+            if (vb + u * kThreads < v1) {
+                at[u] = vec_at(g, layout, j, b, P, vb + u * kThreads);
+                a[u] = load(at[u]);
+            }
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+            if (vb + u * kThreads < v1) use(a[u], at[u]);
+    }
+}
+
 __global__ void __launch_bounds__(kThreads, 2)
     pattern(const uint4* __restrict__ x, uint4* __restrict__ y, float* out, Geo g, int64_t steps, int layout, int sync) {
     const int64_t P = gridDim.x, b = blockIdx.x;
     float s = 0.f;
     for (int64_t i = 0; i < steps + 2; ++i) {
-        if (i < steps) {
-            int64_t v0, v1;
-            tile_range(g, layout, i, b, P, v0, v1);
-            for (int64_t vb = v0 + threadIdx.x; vb < v1; vb += kU * kThreads) {
-                uint4 a[kU];
-#pragma unroll
-                for (int u = 0; u < kU; ++u)
-                    if (vb + u * kThreads < v1) a[u] = x[vec_at(g, layout, i, b, P, vb + u * kThreads)];
-#pragma unroll
-                for (int u = 0; u < kU; ++u)
-                    if (vb + u * kThreads < v1) s += __uint_as_float(a[u].x) + __uint_as_float(a[u].w);
-            }
-        }
+        if (i < steps)  // statistics: read and sum
+            tile_rounds(
+                g, layout, i, b, P, [&](int64_t k) { return x[k]; },
+                [&](const uint4& v, int64_t) { s += __uint_as_float(v.x) + __uint_as_float(v.w); });
         if (sync) __syncthreads();
-        if (i >= 2) {
-            const int64_t j = i - 2;
-            int64_t v0, v1;
-            tile_range(g, layout, j, b, P, v0, v1);
-            for (int64_t vb = v0 + threadIdx.x; vb < v1; vb += kU * kThreads) {
-                uint4 a[kU];
-#pragma unroll
-                for (int u = 0; u < kU; ++u)
-                    if (vb + u * kThreads < v1) a[u] = __ldcs(x + vec_at(g, layout, j, b, P, vb + u * kThreads));
-#pragma unroll
-                for (int u = 0; u < kU; ++u)
-                    if (vb + u * kThreads < v1) {
-                        a[u].x ^= 1u;
-                        __stcs(y + vec_at(g, layout, j, b, P, vb + u * kThreads), a[u]);
-                    }
-            }
-        }
+        if (i >= 2)  // apply of step i - 2: re-read evict-first, write
+            tile_rounds(
+                g, layout, i - 2, b, P, [&](int64_t k) { return __ldcs(x + k); },
+                [&](uint4 v, int64_t k) {
+                    v.x ^= 1u;
+                    __stcs(y + k, v);
+                });
     }
     if (s == 12345.f) out[0] = s;
 }
