@@ -60,6 +60,10 @@ def main():
           f"last {(ends[-1] - e0) / 1000:.1f}")
 
     steady = range(lag + 1, steps - lag - 1)
+    if len(steady) == 0:  # a launch of few steps: all but the last (which has no next start)
+        steady = range(0, steps - 1)
+    if len(steady) == 0:
+        sys.exit(f"{sys.argv[1]}: one step only, no step length to measure")
     phases = {
         "step (start to next start)": lambda b, i: rows[(b, i + 1)][START] - rows[(b, i)][START],
         "statistics loads and sums (warp 0)": lambda b, i: rows[(b, i)][SUMS] - rows[(b, i)][START],
@@ -74,9 +78,15 @@ def main():
         "control: publish after the barrier": lambda b, i: rows[(b, i)][CTL_PUB] - rows[(b, i)][POST_BAR],
     }
     print(f"\nsteady steps {steady.start}..{steady.stop - 1}, over blocks (us): median / p90 / mean")
+    applied = {(b, i) for b in range(grid) for i in steady if rows[(b, i)][APPLIED]}
     for name, f in phases.items():
-        xs = [us(f(b, i)) for b in range(grid) for i in steady]
-        print(f"  {name:58s} {statistics.median(xs):7.2f} {pct(xs, 0.9):7.2f} {statistics.mean(xs):7.2f}")
+        # A step without an apply (the first lag steps) has no apply stamps: left out where used.
+        keep = applied if "apply" in name else {(b, i) for b in range(grid) for i in steady}
+        xs = [us(f(b, i)) for b, i in keep]
+        if xs:
+            print(f"  {name:58s} {statistics.median(xs):7.2f} {pct(xs, 0.9):7.2f} {statistics.mean(xs):7.2f}")
+        else:
+            print(f"  {name:58s}       -  (no step applies)")
 
     print("\nby step (us): mean step length over blocks; spread of the step's start across blocks (max - min, ns clock)")
     for i in range(steps):
